@@ -1,0 +1,2 @@
+"""The durable catalog of objects (tables, views, materialized views, indexes) and the system
+relations clients introspect."""

@@ -1,0 +1,188 @@
+"""The dataflow plan: a tree of relational operators that the engine instantiates.
+
+The planner lowers SQL to this; the worker runtime turns each node into an operator over
+batches of `(row, time, diff)` updates. Rows are positional: node outputs are lists of columns
+whose types `output_types(plan)` computes. Every node is a frozen dataclass so plans can be
+pickled to workers, compared and printed by EXPLAIN.
+
+Example: `SELECT c.region, count(*) FROM orders o JOIN customers c ON o.customer_id = c.id
+GROUP BY c.region` over orders(id, customer_id, amount, status), customers(id, region):
+
+    Reduce(Join(Get("u1", ORDERS), Get("u2", CUSTOMERS), (1,), (0,)), (5,),
+           (AggregateExpr("count_star", None, INT8),))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from dataflow.expr import AggregateExpr, ScalarExpr
+from dataflow.types import INT8, SqlType
+
+
+@dataclass(frozen=True)
+class Get:
+    """Read a collection (a table's or materialized view's shard, or an index) by global id."""
+
+    id: str
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A fixed multiset of rows, all at the dataflow's as_of time with diff +1 each."""
+
+    rows: tuple[tuple[Any, ...], ...]
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True)
+class Map:
+    """Append one column per expression to each row."""
+
+    input: "Plan"
+    exprs: tuple[ScalarExpr, ...]
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Keep rows where every predicate is true (NULL counts as false)."""
+
+    input: "Plan"
+    predicates: tuple[ScalarExpr, ...]
+
+
+@dataclass(frozen=True)
+class Project:
+    """Reorder / select / duplicate columns by position."""
+
+    input: "Plan"
+    columns: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class FlatMap:
+    """Table functions: `func` in generate_series, unnest; output = input columns + one column."""
+
+    input: "Plan"
+    func: str
+    args: tuple[ScalarExpr, ...]
+    type: SqlType
+
+
+@dataclass(frozen=True)
+class Join:
+    """Inner equi-join: rows of left and right with equal (non-NULL) keys; output left ++ right."""
+
+    left: "Plan"
+    right: "Plan"
+    left_key: tuple[int, ...]
+    right_key: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """GROUP BY `group_key` columns; output = key columns then one column per aggregate.
+    With an empty key this is a global aggregate, which the planner wraps so that an empty input
+    still yields one row (as SQL requires)."""
+
+    input: "Plan"
+    group_key: tuple[int, ...]
+    aggregates: tuple[AggregateExpr, ...]
+
+
+@dataclass(frozen=True)
+class Distinct:
+    input: "Plan"
+
+
+@dataclass(frozen=True)
+class Union_:
+    """Multiset union (UNION ALL)."""
+
+    inputs: tuple["Plan", ...]
+
+
+@dataclass(frozen=True)
+class Negate:
+    input: "Plan"
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Keep only rows whose accumulated multiplicity is positive (for EXCEPT)."""
+
+    input: "Plan"
+
+
+@dataclass(frozen=True)
+class TopK:
+    """Per `group_key`, the first `limit` rows (after `offset`) in `order_by` order.
+    order_by entries: (column, descending, nulls_last)."""
+
+    input: "Plan"
+    group_key: tuple[int, ...]
+    order_by: tuple[tuple[int, bool, bool], ...]
+    limit: int | None
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class ArrangeBy:
+    """Maintain an arrangement of the input keyed by `key` (an index). Passes rows through."""
+
+    input: "Plan"
+    key: tuple[int, ...]
+
+
+Plan = Union[Get, Constant, Map, Filter, Project, FlatMap, Join, Reduce, Distinct, Union_, Negate,
+             Threshold, TopK, ArrangeBy]
+
+
+def output_types(plan: Plan) -> tuple[SqlType, ...]:
+    """The column types of a node's output."""
+    if isinstance(plan, (Get, Constant)):
+        return plan.types
+    if isinstance(plan, Map):
+        return output_types(plan.input) + tuple(e.type for e in plan.exprs)
+    if isinstance(plan, (Filter, Distinct, Negate, Threshold, TopK, ArrangeBy)):
+        return output_types(plan.input)
+    if isinstance(plan, Project):
+        inner = output_types(plan.input)
+        return tuple(inner[i] for i in plan.columns)
+    if isinstance(plan, FlatMap):
+        return output_types(plan.input) + (plan.type,)
+    if isinstance(plan, Join):
+        return output_types(plan.left) + output_types(plan.right)
+    if isinstance(plan, Reduce):
+        inner = output_types(plan.input)
+        return tuple(inner[i] for i in plan.group_key) + tuple(a.type for a in plan.aggregates)
+    if isinstance(plan, Union_):
+        return output_types(plan.inputs[0])
+    raise TypeError(plan)
+
+
+def children(plan: Plan) -> tuple[Plan, ...]:
+    if isinstance(plan, (Get, Constant)):
+        return ()
+    if isinstance(plan, Join):
+        return (plan.left, plan.right)
+    if isinstance(plan, Union_):
+        return plan.inputs
+    return (plan.input,)
+
+
+def collections_read(plan: Plan) -> set[str]:
+    """Ids of every collection the plan reads."""
+    if isinstance(plan, Get):
+        return {plan.id}
+    out: set[str] = set()
+    for c in children(plan):
+        out |= collections_read(c)
+    return out
+
+
+__all__ = ["Get", "Constant", "Map", "Filter", "Project", "FlatMap", "Join", "Reduce", "Distinct",
+           "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "Plan", "output_types", "children",
+           "collections_read", "INT8"]

@@ -1,0 +1,177 @@
+"""SQL types as the whole system sees them: PostgreSQL OIDs, Arrow storage types, display names.
+
+Every layer speaks these: the planner types expressions with them, the engine stores columns in
+their Arrow type, persist writes Parquet in that type, and pgwire encodes values by their OID.
+
+>>> INT8.oid, INT8.arrow
+(20, DataType(int64))
+>>> numeric(10, 2).name
+'numeric(10,2)'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import pyarrow as pa
+
+
+class TypeKind(str, Enum):
+    BOOL = "bool"
+    INT2 = "int2"
+    INT4 = "int4"
+    INT8 = "int8"
+    FLOAT4 = "float4"
+    FLOAT8 = "float8"
+    NUMERIC = "numeric"
+    TEXT = "text"
+    VARCHAR = "varchar"
+    TIMESTAMP = "timestamp"
+    TIMESTAMPTZ = "timestamptz"
+    DATE = "date"
+    UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
+
+
+# Unconstrained `numeric` is stored as a 38-digit decimal with this many fractional digits.
+DEFAULT_NUMERIC_SCALE = 16
+NUMERIC_MAX_PRECISION = 38
+
+_OIDS = {
+    TypeKind.BOOL: 16,
+    TypeKind.INT2: 21,
+    TypeKind.INT4: 23,
+    TypeKind.INT8: 20,
+    TypeKind.FLOAT4: 700,
+    TypeKind.FLOAT8: 701,
+    TypeKind.NUMERIC: 1700,
+    TypeKind.TEXT: 25,
+    TypeKind.VARCHAR: 1043,
+    TypeKind.TIMESTAMP: 1114,
+    TypeKind.TIMESTAMPTZ: 1184,
+    TypeKind.DATE: 1082,
+    TypeKind.UNKNOWN: 705,
+}
+
+_PG_NAMES = {
+    TypeKind.BOOL: "boolean",
+    TypeKind.INT2: "smallint",
+    TypeKind.INT4: "integer",
+    TypeKind.INT8: "bigint",
+    TypeKind.FLOAT4: "real",
+    TypeKind.FLOAT8: "double precision",
+    TypeKind.NUMERIC: "numeric",
+    TypeKind.TEXT: "text",
+    TypeKind.VARCHAR: "character varying",
+    TypeKind.TIMESTAMP: "timestamp without time zone",
+    TypeKind.TIMESTAMPTZ: "timestamp with time zone",
+    TypeKind.DATE: "date",
+    TypeKind.UNKNOWN: "unknown",
+}
+
+
+@dataclass(frozen=True)
+class SqlType:
+    """A SQL type; `precision`/`scale` only for numeric (None scale = unconstrained)."""
+
+    kind: TypeKind
+    precision: int | None = None
+    scale: int | None = None
+
+    @property
+    def oid(self) -> int:
+        return _OIDS[self.kind]
+
+    @property
+    def name(self) -> str:
+        if self.kind is TypeKind.NUMERIC and self.scale is not None:
+            return f"numeric({self.precision},{self.scale})"
+        return _PG_NAMES[self.kind]
+
+    @property
+    def arrow(self) -> pa.DataType:
+        k = self.kind
+        if k is TypeKind.BOOL:
+            return pa.bool_()
+        if k is TypeKind.INT2:
+            return pa.int16()
+        if k is TypeKind.INT4:
+            return pa.int32()
+        if k is TypeKind.INT8:
+            return pa.int64()
+        if k is TypeKind.FLOAT4:
+            return pa.float32()
+        if k is TypeKind.FLOAT8:
+            return pa.float64()
+        if k is TypeKind.NUMERIC:
+            return pa.decimal128(NUMERIC_MAX_PRECISION, self.effective_scale)
+        if k in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.UNKNOWN):
+            return pa.string()
+        if k is TypeKind.TIMESTAMP:
+            return pa.timestamp("us")
+        if k is TypeKind.TIMESTAMPTZ:
+            return pa.timestamp("us", tz="UTC")
+        if k is TypeKind.DATE:
+            return pa.date32()
+        raise AssertionError(k)
+
+    @property
+    def effective_scale(self) -> int:
+        return DEFAULT_NUMERIC_SCALE if self.scale is None else self.scale
+
+    @property
+    def is_numeric_family(self) -> bool:
+        return self.kind in NUMBER_KINDS
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in (TypeKind.INT2, TypeKind.INT4, TypeKind.INT8)
+
+    @property
+    def is_text(self) -> bool:
+        return self.kind in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.UNKNOWN)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+BOOL = SqlType(TypeKind.BOOL)
+INT2 = SqlType(TypeKind.INT2)
+INT4 = SqlType(TypeKind.INT4)
+INT8 = SqlType(TypeKind.INT8)
+FLOAT4 = SqlType(TypeKind.FLOAT4)
+FLOAT8 = SqlType(TypeKind.FLOAT8)
+NUMERIC = SqlType(TypeKind.NUMERIC)
+TEXT = SqlType(TypeKind.TEXT)
+VARCHAR = SqlType(TypeKind.VARCHAR)
+TIMESTAMP = SqlType(TypeKind.TIMESTAMP)
+TIMESTAMPTZ = SqlType(TypeKind.TIMESTAMPTZ)
+DATE = SqlType(TypeKind.DATE)
+UNKNOWN = SqlType(TypeKind.UNKNOWN)
+
+NUMBER_KINDS = frozenset(
+    {TypeKind.INT2, TypeKind.INT4, TypeKind.INT8, TypeKind.FLOAT4, TypeKind.FLOAT8, TypeKind.NUMERIC}
+)
+
+
+def numeric(precision: int | None = None, scale: int | None = None) -> SqlType:
+    if precision is None:
+        return NUMERIC
+    return SqlType(TypeKind.NUMERIC, precision, 0 if scale is None else scale)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A named, typed column of a relation."""
+
+    name: str
+    type: SqlType
+    nullable: bool = True
+
+
+def arrow_schema(types: tuple[SqlType, ...] | list[SqlType]) -> pa.Schema:
+    """The Arrow schema of an update batch with these row types: c0..cN-1, time, diff."""
+    fields = [pa.field(f"c{i}", t.arrow) for i, t in enumerate(types)]
+    fields.append(pa.field("time", pa.uint64(), nullable=False))
+    fields.append(pa.field("diff", pa.int64(), nullable=False))
+    return pa.schema(fields)

@@ -1,0 +1,1 @@
+"""pgwire: the PostgreSQL frontend/backend protocol v3."""

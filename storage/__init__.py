@@ -1,0 +1,1 @@
+"""Persist (durable shards), sources and sinks."""
