@@ -1,0 +1,94 @@
+"""PersistClient: opens shards over one blob store and one consensus.
+
+>>> import tempfile, pathlib
+>>> from dataflow.types import INT8, TEXT
+>>> client = PersistClient.open_local(pathlib.Path(tempfile.mkdtemp()))
+>>> shard = client.open_shard("u1", [INT8, TEXT])
+>>> shard.upper(), shard.since(), client.list_shards()
+(0, 0, ['u1'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from dataflow.types import SqlType, arrow_schema
+
+from .blob import Blob, LocalBlob
+from .consensus import Consensus, SqliteConsensus, VersionedData
+from .errors import SchemaMismatch, ShardDropped
+from .parts import PartCache
+from .shard import Shard, consensus_key
+from .state import ShardState
+
+# Appends compact inline once a shard has more batches than this (None: only explicit compact()).
+DEFAULT_AUTO_COMPACT_BATCHES = 16
+
+
+class PersistClient:
+    def __init__(self, blob: Blob, consensus: Consensus, *, cache_bytes: int = 256 << 20,
+                 auto_compact_batches: int | None = DEFAULT_AUTO_COMPACT_BATCHES) -> None:
+        self.blob = blob
+        self.consensus = consensus
+        self.cache = PartCache(cache_bytes)
+        self.auto_compact_batches = auto_compact_batches
+
+    @classmethod
+    def open_local(cls, data_dir: Path, **kwargs) -> "PersistClient":
+        """The embedded default: parts under data_dir/blob, state in data_dir/consensus.sqlite."""
+        data_dir = Path(data_dir)
+        return cls(LocalBlob(data_dir / "blob"), SqliteConsensus(data_dir / "consensus.sqlite"), **kwargs)
+
+    def open_shard(self, shard_id: str, types: Sequence[SqlType]) -> Shard:
+        """The shard, created empty (since=0, upper=0) if absent. Raises SchemaMismatch if it
+        exists with different column types and ShardDropped if it was dropped."""
+        _validate_shard_id(shard_id)
+        schema = tuple(str(f.type) for f in arrow_schema(tuple(types)))[:-2]
+        key = consensus_key(shard_id)
+        head = self.consensus.head(key)
+        if head is None:
+            initial = ShardState.initial(shard_id, schema)
+            self.consensus.compare_and_set(key, None, VersionedData(1, initial.encode()))
+            head = self.consensus.head(key)  # ours, or the racing creator's
+        state = ShardState.decode(shard_id, head.seqno, head.data)
+        if state.tombstone:
+            raise ShardDropped(shard_id)
+        if state.schema != schema:
+            raise SchemaMismatch(shard_id, state.schema, schema)
+        return Shard(self, shard_id, types)
+
+    def drop_shard(self, shard_id: str) -> None:
+        """Tombstone the shard's state, then delete all its parts (including orphans). Idempotent."""
+        _validate_shard_id(shard_id)
+        key = consensus_key(shard_id)
+        while True:
+            head = self.consensus.head(key)
+            if head is None:
+                break
+            state = ShardState.decode(shard_id, head.seqno, head.data)
+            if state.tombstone:
+                break
+            dead = replace(state, batches=(), tombstone=True)
+            if self.consensus.compare_and_set(key, head.seqno, VersionedData(head.seqno + 1, dead.encode())):
+                self.consensus.truncate(key, head.seqno + 1)
+                break
+        for part_key in self.blob.list_keys(f"{shard_id}/"):
+            self.cache.discard(part_key)
+            self.blob.delete(part_key)
+
+    def list_shards(self) -> list[str]:
+        """Ids of all live (not dropped) shards."""
+        out = []
+        for key in self.consensus.scan("shard/"):
+            head = self.consensus.head(key)
+            shard_id = key[len("shard/"):]
+            if head is not None and not ShardState.decode(shard_id, head.seqno, head.data).tombstone:
+                out.append(shard_id)
+        return out
+
+
+def _validate_shard_id(shard_id: str) -> None:
+    if not shard_id or "/" in shard_id or shard_id in (".", "..") or shard_id.startswith(".tmp-"):
+        raise ValueError(f"invalid shard id {shard_id!r}: must be non-empty and contain no '/'")

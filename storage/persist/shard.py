@@ -1,0 +1,321 @@
+"""A shard: one durable pTVC, i.e. updates (row, time, diff) with a `since` and an `upper`.
+
+Every operation reads the state fresh from consensus and changes it only by compare-and-set, so
+any number of `Shard` handles (threads, clients, processes) may share one shard.
+
+>>> import tempfile, pathlib, pyarrow as pa
+>>> from dataflow.types import INT8
+>>> from storage.persist import PersistClient
+>>> shard = PersistClient.open_local(pathlib.Path(tempfile.mkdtemp())).open_shard("s1", [INT8])
+>>> shard.compare_and_append(pa.table({"c0": [7, 7], "time": pa.array([0, 1], pa.uint64()),
+...                                    "diff": [1, 1]}), expected_upper=0, new_upper=2)
+>>> shard.snapshot(1).to_pydict()
+{'c0': [7], 'time': [1], 'diff': [2]}
+"""
+
+from __future__ import annotations
+
+import logging
+import time as _time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from dataflow.types import SqlType, arrow_schema
+
+from .compaction import DEFAULT_MAX_BATCHES, plan_merges
+from .consensus import VersionedData
+from .errors import ReadBeforeSince, ReadNotReady, ShardDropped, UpperMismatch
+from .parts import decode_part, encode_part
+from .partition import partition_rows
+from .state import BatchDesc, PartDesc, ShardState
+from .updates import advance_times, conform, consolidate, filter_times, time_bounds
+
+if TYPE_CHECKING:
+    from .client import PersistClient
+
+log = logging.getLogger(__name__)
+
+# Keep this many old consensus versions around (for debugging); older ones are truncated.
+_TRUNCATE_EVERY = 32
+_READ_RETRIES = 20
+
+
+class _PartMissing(Exception):
+    """A part named by a state we read was deleted (compaction won a race); re-read the state."""
+
+
+def consensus_key(shard_id: str) -> str:
+    return f"shard/{shard_id}"
+
+
+class Shard:
+    def __init__(self, client: "PersistClient", shard_id: str, types: Sequence[SqlType]) -> None:
+        self.client = client
+        self.shard_id = shard_id
+        self.types: tuple[SqlType, ...] = tuple(types)
+        self.schema: pa.Schema = arrow_schema(self.types)
+        self._key = consensus_key(shard_id)
+
+    def __repr__(self) -> str:
+        return f"Shard({self.shard_id!r}, {[t.name for t in self.types]})"
+
+    # ---- frontiers -------------------------------------------------------------------------
+
+    def state(self) -> ShardState:
+        """The current state, fresh from consensus."""
+        head = self.client.consensus.head(self._key)
+        if head is None:
+            raise ShardDropped(self.shard_id)
+        state = ShardState.decode(self.shard_id, head.seqno, head.data)
+        if state.tombstone:
+            raise ShardDropped(self.shard_id)
+        return state
+
+    def upper(self) -> int:
+        return self.state().upper
+
+    def since(self) -> int:
+        return self.state().since
+
+    def wait_for_upper(self, past: int, timeout: float | None = None, poll_s: float = 0.005) -> int:
+        """Block until upper > `past`; returns the upper. Raises TimeoutError after `timeout` s."""
+        deadline = None if timeout is None else _time.monotonic() + timeout
+        while True:
+            upper = self.upper()
+            if upper > past:
+                return upper
+            if deadline is not None and _time.monotonic() >= deadline:
+                raise TimeoutError(f"shard {self.shard_id}: upper {upper} did not pass {past}")
+            _time.sleep(poll_s)
+
+    def downgrade_since(self, since: int) -> None:
+        """Allow compaction up to `since`; a since below the current one is ignored."""
+
+        def mutate(s: ShardState) -> ShardState:
+            return s if since <= s.since else replace(s, since=since)
+
+        self._apply(mutate)
+
+    # ---- writes ----------------------------------------------------------------------------
+
+    def compare_and_append(self, batch: pa.Table, expected_upper: int, new_upper: int) -> None:
+        """Append updates with times in [expected_upper, new_upper) and advance upper to
+        new_upper, iff the upper is still expected_upper (else UpperMismatch)."""
+        if new_upper <= expected_upper:
+            raise ValueError(f"new upper {new_upper} must be greater than expected upper {expected_upper}")
+        batch = conform(batch, self.schema)
+        if batch.num_rows:
+            lo, hi = time_bounds(batch)
+            if lo < expected_upper or hi >= new_upper:
+                raise ValueError(
+                    f"shard {self.shard_id}: update times [{lo}, {hi}] fall outside "
+                    f"[{expected_upper}, {new_upper})"
+                )
+            batch = consolidate(batch)
+        # Fail fast, before writing a part, when another writer already moved the upper.
+        current = self.state()
+        if current.upper != expected_upper:
+            raise UpperMismatch(self.shard_id, expected_upper, current.upper)
+        part = self._write_part(batch) if batch.num_rows else None
+
+        def mutate(s: ShardState) -> ShardState:
+            if s.upper != expected_upper:
+                raise UpperMismatch(self.shard_id, expected_upper, s.upper)
+            batches = list(s.batches)
+            next_id = s.next_batch_id
+            if part is None and batches:
+                # Nothing new: the last batch's description simply covers more time.
+                batches[-1] = replace(batches[-1], upper=new_upper)
+            else:
+                lower = expected_upper
+                if batches and not batches[-1].parts:  # fold an empty trailing batch into this one
+                    lower = batches.pop().lower
+                parts = (part,) if part is not None else ()
+                batches.append(BatchDesc(next_id, lower, new_upper, 0, parts))
+                next_id += 1
+            return replace(s, upper=new_upper, batches=tuple(batches), next_batch_id=next_id,
+                           parts_ever=s.parts_ever + (part is not None))
+
+        try:
+            new_state = self._apply(mutate)
+        except BaseException:
+            if part is not None:  # never made visible: it is ours to delete
+                self.client.blob.delete(part.key)
+            raise
+        threshold = self.client.auto_compact_batches
+        if threshold is not None and len(new_state.batches) > threshold:
+            try:
+                self.compact()
+            except Exception:  # the append is durable; compaction can run again later
+                log.exception("shard %s: compaction after append failed", self.shard_id)
+
+    # ---- reads -----------------------------------------------------------------------------
+
+    def snapshot(self, as_of: int, partition: tuple[int, int] | None = None) -> pa.Table:
+        """The collection at `as_of`: updates with time <= as_of, times set to as_of,
+        consolidated. Requires since <= as_of < upper."""
+
+        def check(s: ShardState) -> None:
+            if as_of < s.since:
+                raise ReadBeforeSince(self.shard_id, as_of, s.since)
+            if as_of >= s.upper:
+                raise ReadNotReady(self.shard_id, as_of, s.upper)
+
+        def wanted(p: PartDesc, s: ShardState) -> bool:
+            return p.min_time <= as_of
+
+        _state, tables = self._read_parts(check, wanted)
+        table = self._concat(tables)
+        table = consolidate(advance_times(filter_times(table, upper_incl=as_of), as_of))
+        return partition_rows(table, *partition) if partition else table
+
+    def updates_between(self, lower: int, upper: int,
+                        partition: tuple[int, int] | None = None) -> pa.Table:
+        """Updates with lower <= time < upper, consolidated per (row, time). Requires
+        since <= lower and upper <= the shard's upper. Times before since read as since (on every
+        read, compacted or not), so with lower == since the result includes all history up to since."""
+        if upper < lower:
+            raise ValueError(f"upper {upper} is before lower {lower}")
+
+        def check(s: ShardState) -> None:
+            if lower < s.since:
+                raise ReadBeforeSince(self.shard_id, lower, s.since)
+            if upper > s.upper:
+                raise ReadNotReady(self.shard_id, upper - 1, s.upper)
+
+        def wanted(p: PartDesc, s: ShardState) -> bool:
+            return max(p.max_time, s.since) >= lower and max(p.min_time, s.since) < upper
+
+        state, tables = self._read_parts(check, wanted)
+        if upper == lower:
+            return self.schema.empty_table()
+        table = advance_times(self._concat(tables), state.since)
+        table = consolidate(filter_times(table, lower=lower, upper_incl=upper - 1))
+        return partition_rows(table, *partition) if partition else table
+
+    # ---- compaction ------------------------------------------------------------------------
+
+    def compact(self, max_batches: int = DEFAULT_MAX_BATCHES) -> bool:
+        """Merge batches geometrically, advancing times to since and consolidating. Returns
+        whether the state changed. Replaced parts are deleted after the new state is durable."""
+        state = self.state()
+        runs = plan_merges([b.rows for b in state.batches], max_batches)
+        if not runs:
+            return False
+        merged: list[tuple[tuple[int, ...], tuple[PartDesc, ...], int]] = []  # (ids, parts, since)
+        written: list[str] = []
+        try:
+            for start, end in runs:
+                group = state.batches[start:end]
+                ids = tuple(b.id for b in group)
+                with_data = [b for b in group if b.parts]
+                if len(with_data) <= 1:  # nothing to combine: reuse the parts as they are
+                    parts = with_data[0].parts if with_data else ()
+                    merged.append((ids, parts, max(b.since for b in group)))
+                    continue
+                tables = [self._load_part(p) for b in with_data for p in b.parts]
+                table = consolidate(advance_times(self._concat(tables), state.since))
+                part = self._write_part(table) if table.num_rows else None
+                if part is not None:
+                    written.append(part.key)
+                merged.append((ids, (part,) if part else (), state.since))
+        except _PartMissing:  # someone else compacted these batches under us
+            for key in written:
+                self.client.blob.delete(key)
+            return False
+
+        applied: list[tuple[int, ...]] = []
+
+        def mutate(s: ShardState) -> ShardState:
+            applied.clear()
+            batches = list(s.batches)
+            next_id = s.next_batch_id
+            for ids, parts, since in merged:
+                pos = _find_run(batches, ids)
+                if pos is None:
+                    continue
+                first, last = batches[pos], batches[pos + len(ids) - 1]
+                new = BatchDesc(next_id, first.lower, last.upper, since, parts)
+                batches[pos:pos + len(ids)] = [new]
+                next_id += 1
+                applied.append(ids)
+            if not applied:
+                return s
+            return replace(s, batches=tuple(batches), next_batch_id=next_id)
+
+        try:
+            new_state = self._apply(mutate)
+        except BaseException:
+            for key in written:
+                self.client.blob.delete(key)
+            raise
+        live = new_state.part_keys
+        old_keys = {p.key for b in state.batches if any(b.id in ids for ids in applied) for p in b.parts}
+        for key in (old_keys | set(written)) - live:
+            self.client.cache.discard(key)
+            self.client.blob.delete(key)
+        return bool(applied)
+
+    # ---- internals -------------------------------------------------------------------------
+
+    def _apply(self, mutate: Callable[[ShardState], ShardState]) -> ShardState:
+        """Read the head, derive the next state, compare-and-set; retry on a lost race.
+        `mutate` may raise to abort; returning its input unchanged means nothing to do."""
+        consensus = self.client.consensus
+        while True:
+            current = self.state()
+            new = mutate(current)
+            if new is current:
+                return current
+            seqno = current.seqno + 1
+            if consensus.compare_and_set(self._key, current.seqno, VersionedData(seqno, new.encode())):
+                if seqno % _TRUNCATE_EVERY == 0:
+                    consensus.truncate(self._key, seqno)
+                return new.with_seqno(seqno)
+
+    def _write_part(self, table: pa.Table) -> PartDesc:
+        key = f"{self.shard_id}/{uuid.uuid4().hex}.parquet"
+        self.client.blob.set(key, encode_part(table))
+        self.client.cache.put(key, table)
+        lo, hi = time_bounds(table)
+        return PartDesc(key, table.num_rows, lo, hi)
+
+    def _load_part(self, part: PartDesc) -> pa.Table:
+        table = self.client.cache.get(part.key)
+        if table is None:
+            data = self.client.blob.get(part.key)
+            if data is None:
+                raise _PartMissing(part.key)
+            table = decode_part(data, self.schema)
+            self.client.cache.put(part.key, table)
+        return table
+
+    def _read_parts(self, check: Callable[[ShardState], None],
+                    wanted: Callable[[PartDesc, ShardState], bool]) -> tuple[ShardState, list[pa.Table]]:
+        for _ in range(_READ_RETRIES):
+            state = self.state()
+            check(state)
+            try:
+                tables = [self._load_part(p) for b in state.batches for p in b.parts if wanted(p, state)]
+            except _PartMissing:
+                continue
+            return state, tables
+        raise RuntimeError(f"shard {self.shard_id}: parts kept disappearing while reading")
+
+    def _concat(self, tables: list[pa.Table]) -> pa.Table:
+        if not tables:
+            return self.schema.empty_table()
+        return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+
+def _find_run(batches: list[BatchDesc], ids: tuple[int, ...]) -> int | None:
+    for i, b in enumerate(batches):
+        if b.id == ids[0]:
+            if tuple(x.id for x in batches[i:i + len(ids)]) == ids:
+                return i
+            return None
+    return None
