@@ -1,0 +1,28 @@
+"""Small builders for update tables in tests."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+
+from dataflow.types import INT8, TEXT, arrow_schema
+
+TYPES = (INT8, TEXT)
+SCHEMA = arrow_schema(TYPES)
+
+
+def updates(rows: list[tuple]) -> pa.Table:
+    """rows of (c0, c1, time, diff) -> an update table of SCHEMA."""
+    cols = list(zip(*rows)) if rows else [[] for _ in SCHEMA]
+    return pa.Table.from_arrays([pa.array(list(c), f.type) for c, f in zip(cols, SCHEMA)], schema=SCHEMA)
+
+
+def as_counter(table: pa.Table) -> Counter:
+    """{(row..., time): diff} with zero diffs dropped, order-insensitive."""
+    out: Counter = Counter()
+    d = table.to_pydict()
+    names = [n for n in table.column_names if n != "diff"]
+    for i, diff in enumerate(d["diff"]):
+        out[tuple(d[n][i] for n in names)] += diff
+    return Counter({k: v for k, v in out.items() if v != 0})
