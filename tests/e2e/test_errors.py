@@ -1,0 +1,71 @@
+"""Errors carry PostgreSQL's SQLSTATE, and the connection keeps working after each one."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import psycopg
+import pytest
+
+from tests.support.clients import asyncpg_connect, psycopg_connect
+
+pytestmark = pytest.mark.e2e
+
+
+def error_cases(p: str) -> list[tuple[str, str]]:
+    return [
+        (f"SELECT * FROM {p}no_such_table", "42P01"),
+        ("SELEC 1", "42601"),
+        ("SELECT 1 + true", "42883"),              # operator does not exist: integer + boolean
+        (f"SELECT * FROM {p}nums WHERE x", "42804"),  # argument of WHERE must be boolean
+        (f"INSERT INTO {p}nums VALUES ('abc')", "22P02"),  # invalid input syntax for integer
+        (f"SELECT x / (x - x) FROM {p}nums", "22012"),
+        (f"CREATE TABLE {p}nums (x int)", "42P07"),
+        (f"LISTEN {p}channel", "0A000"),
+    ]
+
+
+def test_error_sqlstates_with_psycopg(slipstream, unique_prefix):
+    p = unique_prefix
+    with psycopg_connect(slipstream) as conn:
+        conn.execute(f"CREATE TABLE {p}nums (x int)")
+        conn.execute(f"INSERT INTO {p}nums VALUES (1), (2)")
+        for sql, sqlstate in error_cases(p):
+            with pytest.raises(psycopg.Error) as err:
+                conn.execute(sql).fetchall()
+            assert err.value.sqlstate == sqlstate, f"{sql!r}: {err.value}"
+            assert err.value.diag.message_primary, f"{sql!r}: error without a message"
+            assert conn.execute(f"SELECT count(*) FROM {p}nums").fetchone() == (2,)
+
+
+def test_error_sqlstates_with_asyncpg(slipstream, unique_prefix):
+    p = unique_prefix
+
+    async def scenario():
+        conn = await asyncpg_connect(slipstream)
+        try:
+            await conn.execute(f"CREATE TABLE {p}nums (x int)")
+            await conn.execute(f"INSERT INTO {p}nums VALUES (1), (2)")
+            for sql, sqlstate in error_cases(p):
+                # fetch() goes through Parse/Bind/Execute; execute() through simple query.
+                for run in (conn.fetch, conn.execute):
+                    with pytest.raises(asyncpg.PostgresError) as err:
+                        await run(sql)
+                    assert err.value.sqlstate == sqlstate, f"{sql!r}: {err.value}"
+                    assert await conn.fetchval(f"SELECT count(*) FROM {p}nums") == 2
+        finally:
+            await conn.close()
+
+    asyncio.run(scenario())
+
+
+def test_error_inside_transaction_block_then_rollback(slipstream, unique_prefix):
+    with psycopg_connect(slipstream) as conn:
+        conn.execute("BEGIN")
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            conn.execute(f"SELECT * FROM {unique_prefix}missing")
+        with pytest.raises(psycopg.errors.InFailedSqlTransaction):
+            conn.execute("SELECT 1")
+        conn.execute("ROLLBACK")
+        assert conn.execute("SELECT 1").fetchone() == (1,)
