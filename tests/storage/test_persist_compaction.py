@@ -34,15 +34,17 @@ update_rows = st.lists(
     st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", None]), st.integers(0, 3), st.sampled_from([-1, 1, 2])),
     max_size=6,
 )
+append_op = st.tuples(st.just("append"), update_rows, st.integers(1, 4))
 op = st.one_of(
-    st.tuples(st.just("append"), update_rows, st.integers(1, 4)),
+    append_op,
+    append_op,
     st.tuples(st.just("since"), st.integers(0, 3)),
     st.tuples(st.just("compact"), st.integers(1, 8)),
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(op, min_size=1, max_size=25))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(op, min_size=8, max_size=40))
 def test_compaction_preserves_every_readable_snapshot(ops):
     with tempfile.TemporaryDirectory() as d:
         shard = PersistClient.open_local(Path(d), auto_compact_batches=3).open_shard("s", TYPES)
