@@ -1,0 +1,469 @@
+"""Value codecs: Python values <-> PostgreSQL text and binary wire formats, chosen by type OID.
+
+Encoders are looked up once per result column and then applied per value, so a result set pays
+one dict lookup per column, not per value.
+
+>>> ctx = CodecContext()
+>>> text_encoder(FLOAT8, ctx)(1e15), text_encoder(NUMERIC, ctx)(Decimal("1.50"))
+(b'1e+15', b'1.50')
+>>> binary_encoder(INT4)(7)
+b'\\x00\\x00\\x00\\x07'
+>>> decode_param(b"t", BOOL.oid, binary=False)
+True
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal, InvalidOperation, localcontext
+from typing import Any, Callable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dataflow.errors import SqlError, SqlState
+from dataflow.types import (BOOL, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+                            TIMESTAMPTZ, UNKNOWN, VARCHAR, SqlType)
+
+Encoder = Callable[[Any], bytes]
+
+PG_EPOCH = datetime(2000, 1, 1)
+PG_EPOCH_UTC = datetime(2000, 1, 1, tzinfo=timezone.utc)
+PG_EPOCH_DATE = date(2000, 1, 1)
+_UTC_NAMES = frozenset({"utc", "etc/utc", "gmt", "z", "zulu", "universal", "+00", "+00:00"})
+
+
+@dataclass(frozen=True)
+class CodecContext:
+    """The session settings that change how values print."""
+
+    timezone: str = "UTC"
+    extra_float_digits: int = 1
+
+    @staticmethod
+    def from_vars(vars: dict[str, str]) -> "CodecContext":
+        try:
+            efd = int(vars.get("extra_float_digits", "1"))
+        except ValueError:
+            efd = 1
+        return CodecContext(timezone=vars.get("timezone", "UTC") or "UTC", extra_float_digits=efd)
+
+    def tzinfo(self):
+        """None for UTC (the fast path), otherwise a tzinfo for the session's TimeZone."""
+        name = self.timezone.strip().strip("'")
+        if name.lower() in _UTC_NAMES:
+            return None
+        try:
+            return ZoneInfo(name)
+        except (ZoneInfoNotFoundError, ValueError):
+            return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Text output
+# ---------------------------------------------------------------------------------------------
+
+def _bool_text(v: Any) -> bytes:
+    return b"t" if v else b"f"
+
+
+def _int_text(v: Any) -> bytes:
+    return str(int(v)).encode()
+
+
+def _shortest_exponent_form(v: float, s: str, max_fixed_exp: int) -> str:
+    """Format a float's shortest round-trip digits the way PostgreSQL's Ryu output does: fixed
+    notation when -4 <= exponent < max_fixed_exp, else d.ddde+XX with at least two exponent digits."""
+    sign, digits, exp = Decimal(s).normalize().as_tuple()
+    ds = "".join(map(str, digits))
+    e10 = exp + len(ds) - 1  # decimal exponent of the first digit
+    prefix = "-" if sign else ""
+    if -4 <= e10 < max_fixed_exp:
+        if exp >= 0:
+            return prefix + ds + "0" * exp
+        point = len(ds) + exp
+        if point > 0:
+            return prefix + ds[:point] + "." + ds[point:]
+        return prefix + "0." + "0" * (-point) + ds
+    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+    return f"{prefix}{mant}e{'-' if e10 < 0 else '+'}{abs(e10):02d}"
+
+
+def _special_float(v: float) -> bytes | None:
+    if math.isnan(v):
+        return b"NaN"
+    if math.isinf(v):
+        return b"Infinity" if v > 0 else b"-Infinity"
+    return None
+
+
+def _float8_text_shortest(v: Any) -> bytes:
+    v = float(v)
+    if v == 0.0:
+        return b"-0" if math.copysign(1.0, v) < 0 else b"0"
+    a = abs(v)
+    if 1e-4 <= a < 1e15:  # Python's repr is already fixed-point here, like PostgreSQL's
+        r = repr(v)
+        return (r[:-2] if r.endswith(".0") else r).encode()
+    special = _special_float(v)
+    if special is not None:
+        return special
+    return _shortest_exponent_form(v, repr(v), 15).encode()
+
+
+def _float4_shortest_str(v: float) -> str:
+    import numpy as np  # numpy knows the shortest round-trip digits of a float32
+    return np.format_float_scientific(np.float32(v), unique=True, trim="-")
+
+
+def _float4_text_shortest(v: Any) -> bytes:
+    v = float(v)
+    special = _special_float(v)
+    if special is not None:
+        return special
+    if v == 0.0:
+        return b"-0" if math.copysign(1.0, v) < 0 else b"0"
+    return _shortest_exponent_form(v, _float4_shortest_str(v), 6).encode()
+
+
+def _float_text_digits(digits: int) -> Encoder:
+    """extra_float_digits <= 0: PostgreSQL prints with %.{DIG + extra}g."""
+    fmt = f".{max(digits, 1)}g"
+
+    def enc(v: Any) -> bytes:
+        v = float(v)
+        special = _special_float(v)
+        return special if special is not None else format(v, fmt).encode()
+    return enc
+
+
+def _numeric_text(v: Any) -> bytes:
+    if isinstance(v, Decimal):
+        if v.is_nan():
+            return b"NaN"
+        if v.is_infinite():
+            return b"Infinity" if v > 0 else b"-Infinity"
+        return format(v, "f").encode()
+    if isinstance(v, float):
+        special = _special_float(v)
+        return special if special is not None else _float8_text_shortest(v)
+    return str(v).encode()
+
+
+def _text_text(v: Any) -> bytes:
+    return v.encode() if isinstance(v, str) else str(v).encode()
+
+
+def _trim_fraction(s: str) -> str:
+    """'12:00:00.500000' -> '12:00:00.5' (PostgreSQL drops trailing zeros of the fraction)."""
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def _timestamp_text(v: Any) -> bytes:
+    if isinstance(v, datetime) and v.tzinfo is not None:
+        v = v.astimezone(timezone.utc).replace(tzinfo=None)
+    return _trim_fraction(v.isoformat(sep=" ")).encode()
+
+
+def _format_offset(off: timedelta) -> str:
+    secs = int(off.total_seconds())
+    sign = "-" if secs < 0 else "+"
+    secs = abs(secs)
+    h, rem = divmod(secs, 3600)
+    m, s = divmod(rem, 60)
+    out = f"{sign}{h:02d}"
+    if m or s:
+        out += f":{m:02d}"
+    if s:
+        out += f":{s:02d}"
+    return out
+
+
+def _timestamptz_text(tz) -> Encoder:
+    if tz is None:
+        def enc_utc(v: Any) -> bytes:
+            if v.tzinfo is not None:
+                v = v.astimezone(timezone.utc).replace(tzinfo=None)
+            return (_trim_fraction(v.isoformat(sep=" ")) + "+00").encode()
+        return enc_utc
+
+    def enc_zone(v: Any) -> bytes:
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=timezone.utc)
+        local = v.astimezone(tz)
+        naive = local.replace(tzinfo=None)
+        return (_trim_fraction(naive.isoformat(sep=" ")) + _format_offset(local.utcoffset())).encode()
+    return enc_zone
+
+
+def _date_text(v: Any) -> bytes:
+    if isinstance(v, datetime):
+        v = v.date()
+    return v.isoformat().encode()
+
+
+def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
+    """The text-format encoder for values of type `t` (bytes out, never called with None)."""
+    oid = t.oid
+    if oid == BOOL.oid:
+        return _bool_text
+    if oid in (INT2.oid, INT4.oid, INT8.oid):
+        return _int_text
+    if oid in (FLOAT4.oid, FLOAT8.oid):
+        if ctx.extra_float_digits > 0:
+            return _float4_text_shortest if oid == FLOAT4.oid else _float8_text_shortest
+        base = 6 if oid == FLOAT4.oid else 15
+        return _float_text_digits(base + ctx.extra_float_digits)
+    if oid == NUMERIC.oid:
+        return _numeric_text
+    if oid == TIMESTAMP.oid:
+        return _timestamp_text
+    if oid == TIMESTAMPTZ.oid:
+        return _timestamptz_text(ctx.tzinfo())
+    if oid == DATE.oid:
+        return _date_text
+    return _text_text
+
+
+# ---------------------------------------------------------------------------------------------
+# Binary output
+# ---------------------------------------------------------------------------------------------
+
+_I16 = struct.Struct(">h")
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_F32 = struct.Struct(">f")
+_F64 = struct.Struct(">d")
+
+NUMERIC_POS = 0x0000
+NUMERIC_NEG = 0x4000
+NUMERIC_NAN = 0xC000
+NUMERIC_PINF = 0xD000
+NUMERIC_NINF = 0xF000
+
+
+def _numeric_binary(v: Any) -> bytes:
+    """PostgreSQL's NUMERIC send format: ndigits, weight, sign, dscale, then base-10000 digits
+    (leading and trailing zero groups stripped, as numeric_send does)."""
+    if not isinstance(v, Decimal):
+        v = Decimal(str(v)) if isinstance(v, float) else Decimal(v)
+    if v.is_nan():
+        return struct.pack(">hhHh", 0, 0, NUMERIC_NAN, 0)
+    if v.is_infinite():
+        return struct.pack(">hhHh", 0, 0, NUMERIC_PINF if v > 0 else NUMERIC_NINF, 0)
+    sign, digits, exp = v.as_tuple()
+    dscale = max(-exp, 0)
+    ds = "".join(map(str, digits)).lstrip("0")
+    if not ds:
+        return struct.pack(">hhHh", 0, 0, NUMERIC_POS, dscale)
+    # Align the exponent to a multiple of 4 (padding zeros on the right), then pad the digit
+    # string on the left to whole groups of 4; the first group's weight follows from both.
+    k = exp % 4
+    ds = ds + "0" * k
+    exp -= k
+    ds = "0" * ((-len(ds)) % 4) + ds
+    groups = [int(ds[i:i + 4]) for i in range(0, len(ds), 4)]
+    weight = len(groups) - 1 + exp // 4
+    while groups and groups[-1] == 0:
+        groups.pop()
+    return struct.pack(f">hhHh{len(groups)}h", len(groups), weight,
+                       NUMERIC_NEG if sign else NUMERIC_POS, dscale, *groups)
+
+
+def _timestamp_binary(v: Any) -> bytes:
+    if v.tzinfo is not None:
+        v = v.astimezone(timezone.utc).replace(tzinfo=None)
+    d = v - PG_EPOCH
+    return _I64.pack((d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds)
+
+
+def _date_binary(v: Any) -> bytes:
+    if isinstance(v, datetime):
+        v = v.date()
+    return _I32.pack((v - PG_EPOCH_DATE).days)
+
+
+_BINARY_ENCODERS: dict[int, Encoder] = {
+    BOOL.oid: lambda v: b"\x01" if v else b"\x00",
+    INT2.oid: lambda v: _I16.pack(v),
+    INT4.oid: lambda v: _I32.pack(v),
+    INT8.oid: lambda v: _I64.pack(v),
+    FLOAT4.oid: lambda v: _F32.pack(v),
+    FLOAT8.oid: lambda v: _F64.pack(v),
+    NUMERIC.oid: _numeric_binary,
+    TEXT.oid: _text_text,
+    VARCHAR.oid: _text_text,
+    UNKNOWN.oid: _text_text,
+    TIMESTAMP.oid: _timestamp_binary,
+    TIMESTAMPTZ.oid: _timestamp_binary,
+    DATE.oid: _date_binary,
+}
+
+
+def has_binary_output(oid: int) -> bool:
+    return oid in _BINARY_ENCODERS
+
+
+def binary_encoder_for_oid(oid: int, type_name: str) -> Encoder:
+    enc = _BINARY_ENCODERS.get(oid)
+    if enc is None:
+        raise SqlError(SqlState.UNDEFINED_FUNCTION,
+                       f"no binary output function available for type {type_name}")
+    return enc
+
+
+def binary_encoder(t: SqlType) -> Encoder:
+    """The binary-format encoder for `t`; SqlError 42883 when the type has no binary form."""
+    return binary_encoder_for_oid(t.oid, t.name)
+
+
+def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Encoder:
+    return binary_encoder(t) if binary else text_encoder(t, ctx)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter input
+# ---------------------------------------------------------------------------------------------
+
+_TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
+                                       VARCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, UNKNOWN)}
+_INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
+_TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
+_FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
+
+
+def _bad_text(type_name: str, s: str) -> SqlError:
+    return SqlError(SqlState.INVALID_TEXT_REPRESENTATION,
+                    f'invalid input syntax for type {type_name}: "{s}"')
+
+
+def _parse_float(s: str, type_name: str) -> float:
+    low = s.strip().lower()
+    if low in ("infinity", "+infinity", "inf", "+inf"):
+        return math.inf
+    if low in ("-infinity", "-inf"):
+        return -math.inf
+    if low == "nan":
+        return math.nan
+    try:
+        return float(low)
+    except ValueError:
+        raise _bad_text(type_name, s) from None
+
+
+def _parse_datetime(s: str, type_name: str) -> datetime:
+    try:
+        v = datetime.fromisoformat(s.strip())
+    except ValueError:
+        raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
+                       f'invalid input syntax for type {type_name}: "{s}"') from None
+    return v
+
+
+def _decode_text(s: str, oid: int) -> Any:
+    name = _TYPE_NAMES.get(oid, "unknown")
+    if oid == BOOL.oid:
+        low = s.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise _bad_text("boolean", s)
+    if oid in _INT_RANGES:
+        try:
+            v = int(s.strip())
+        except ValueError:
+            raise _bad_text(name, s) from None
+        bound = _INT_RANGES[oid]
+        if not -bound <= v < bound:
+            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE,
+                           f'value "{s}" is out of range for type {name}')
+        return v
+    if oid in (FLOAT4.oid, FLOAT8.oid):
+        return _parse_float(s, name)
+    if oid == NUMERIC.oid:
+        try:
+            return Decimal(s.strip())
+        except InvalidOperation:
+            raise _bad_text("numeric", s) from None
+    if oid == TIMESTAMP.oid:
+        return _parse_datetime(s, name).replace(tzinfo=None)
+    if oid == TIMESTAMPTZ.oid:
+        v = _parse_datetime(s, name)
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=timezone.utc)
+        return v.astimezone(timezone.utc)
+    if oid == DATE.oid:
+        try:
+            return date.fromisoformat(s.strip())
+        except ValueError:
+            raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
+                           f'invalid input syntax for type date: "{s}"') from None
+    return s
+
+
+def _decode_numeric_binary(b: bytes) -> Decimal:
+    ndigits, weight, sign, dscale = struct.unpack_from(">hhHh", b)
+    if sign == NUMERIC_NAN:
+        return Decimal("NaN")
+    if sign == NUMERIC_PINF:
+        return Decimal("Infinity")
+    if sign == NUMERIC_NINF:
+        return Decimal("-Infinity")
+    groups = struct.unpack_from(f">{ndigits}h", b, 8)
+    value = 0
+    for g in groups:
+        value = value * 10000 + g
+    exp10 = (weight + 1 - ndigits) * 4
+    with localcontext() as c:
+        c.prec = 1000  # numerics reach 131072 digits before the point; don't round them
+        d = Decimal(value).scaleb(exp10).quantize(Decimal(1).scaleb(-dscale))
+    return -d if sign == NUMERIC_NEG else d
+
+
+def _decode_binary(b: bytes, oid: int) -> Any:
+    n = len(b)
+    if oid == BOOL.oid and n == 1:
+        return b != b"\x00"
+    if oid == INT2.oid and n == 2:
+        return _I16.unpack(b)[0]
+    if oid == INT4.oid and n == 4:
+        return _I32.unpack(b)[0]
+    if oid == INT8.oid and n == 8:
+        return _I64.unpack(b)[0]
+    if oid == FLOAT4.oid and n == 4:
+        return _F32.unpack(b)[0]
+    if oid == FLOAT8.oid and n == 8:
+        return _F64.unpack(b)[0]
+    if oid == NUMERIC.oid and n >= 8:
+        return _decode_numeric_binary(b)
+    if oid in (TIMESTAMP.oid, TIMESTAMPTZ.oid) and n == 8:
+        v = PG_EPOCH + timedelta(microseconds=_I64.unpack(b)[0])
+        return v.replace(tzinfo=timezone.utc) if oid == TIMESTAMPTZ.oid else v
+    if oid == DATE.oid and n == 4:
+        return PG_EPOCH_DATE + timedelta(days=_I32.unpack(b)[0])
+    if oid in (TEXT.oid, VARCHAR.oid, UNKNOWN.oid, 0):
+        return b.decode("utf-8")
+    if oid not in _TYPE_NAMES:
+        raise SqlError(SqlState.UNDEFINED_FUNCTION,
+                       f"no binary input function available for type with OID {oid}")
+    raise SqlError(SqlState.PROTOCOL_VIOLATION,
+                   f"incorrect binary data format in bind parameter for type {_TYPE_NAMES[oid]}")
+
+
+def decode_param(raw: bytes | None, oid: int, binary: bool) -> Any:
+    """Decode one Bind parameter (None = SQL NULL) of type `oid` in text or binary format."""
+    if raw is None:
+        return None
+    try:
+        if binary:
+            return _decode_binary(raw, oid)
+        return _decode_text(raw.decode("utf-8"), oid)
+    except UnicodeDecodeError:
+        raise SqlError("22021", "invalid byte sequence for encoding \"UTF8\"") from None
+    except (struct.error, OverflowError, ValueError) as e:
+        raise SqlError(SqlState.PROTOCOL_VIOLATION,
+                       f"incorrect binary data format in bind parameter: {e}") from None
