@@ -14,14 +14,14 @@ from .updates import row_columns
 
 
 def hash_rows(table: pa.Table) -> np.ndarray:
-    """A uint64 hash per row over all row columns (not time or diff)."""
+    """A uint64 hash per row over all row columns (c0..cN-1 come first; not time or diff)."""
     cols = row_columns(table)
     try:
         from dataflow.batch import hash_columns  # the engine's hash, when it exists
     except ImportError:
         hash_columns = None
     if hash_columns is not None:
-        return np.asarray(hash_columns(table, cols), dtype=np.uint64)
+        return np.asarray(hash_columns(table, list(range(len(cols)))), dtype=np.uint64)
     if not cols:
         return np.zeros(table.num_rows, dtype=np.uint64)
     df = table.select(cols).to_pandas()
