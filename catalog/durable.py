@@ -1,0 +1,217 @@
+"""The durable catalog: every object's definition in SQLite, mirrored in memory for lookups.
+
+Each change is one SQLite transaction (synchronous=FULL), so an acknowledged DDL survives a crash
+and a crash mid-DDL leaves the catalog as it was. Ids ('u1', 'u2', ...) and OIDs are allocated from
+counters stored in the same transaction and never reused.
+
+>>> cat = Catalog.open(Path("/tmp/x/catalog.sqlite"))      # doctest: +SKIP
+>>> cat.create(ItemKind.TABLE, "public", "t", (Column("a", INT4),), "CREATE TABLE t (a int)")
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from catalog.items import CatalogItem, ItemKind
+from dataflow.errors import SqlError, SqlState
+from dataflow.types import Column, SqlType, TypeKind
+
+DEFAULT_DATABASE = "slipstream"
+DEFAULT_SCHEMA = "public"
+FIRST_USER_OID = 20000
+
+_KIND_WORDS = {
+    ItemKind.TABLE: "table",
+    ItemKind.VIEW: "view",
+    ItemKind.MATERIALIZED_VIEW: "materialized view",
+    ItemKind.INDEX: "index",
+}
+
+
+def _type_to_json(t: SqlType) -> list:
+    return [t.kind.value, t.precision, t.scale]
+
+
+def _type_from_json(v: list) -> SqlType:
+    return SqlType(TypeKind(v[0]), v[1], v[2])
+
+
+def item_to_json(item: CatalogItem) -> str:
+    return json.dumps({
+        "id": item.id, "oid": item.oid, "kind": item.kind.value, "database": item.database,
+        "schema": item.schema, "name": item.name,
+        "columns": [[c.name, _type_to_json(c.type), c.nullable] for c in item.columns],
+        "create_sql": item.create_sql, "definition": item.definition,
+        "depends_on": list(item.depends_on), "index_on": item.index_on,
+        "index_key": list(item.index_key), "owner": item.owner,
+    })
+
+
+def item_from_json(text: str) -> CatalogItem:
+    d = json.loads(text)
+    return CatalogItem(
+        id=d["id"], oid=d["oid"], kind=ItemKind(d["kind"]), database=d["database"],
+        schema=d["schema"], name=d["name"],
+        columns=tuple(Column(n, _type_from_json(t), nn) for n, t, nn in d["columns"]),
+        create_sql=d["create_sql"], definition=d["definition"],
+        depends_on=tuple(d["depends_on"]), index_on=d["index_on"],
+        index_key=tuple(d["index_key"]), owner=d.get("owner", "slipstream"),
+    )
+
+
+class Catalog:
+    """Implements `catalog.items.CatalogReader` plus the mutations the adapter sequences."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._items: dict[str, CatalogItem] = {}
+        for (text,) in conn.execute("SELECT body FROM items"):
+            item = item_from_json(text)
+            self._items[item.id] = item
+
+    @classmethod
+    def open(cls, path: Path) -> "Catalog":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("CREATE TABLE IF NOT EXISTS items (id TEXT PRIMARY KEY, body TEXT NOT NULL)")
+        conn.execute("CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+        conn.execute("CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute("INSERT OR IGNORE INTO counters VALUES ('id', 0), ('oid', ?)", (FIRST_USER_OID,))
+        return cls(conn)
+
+    # -- reads (CatalogReader) -------------------------------------------------------------
+
+    def get(self, id: str) -> CatalogItem:
+        try:
+            return self._items[id]
+        except KeyError:
+            raise SqlError(SqlState.UNDEFINED_OBJECT, f"unknown catalog item '{id}'") from None
+
+    def items(self) -> list[CatalogItem]:
+        return sorted(self._items.values(), key=lambda i: int(i.id[1:]))
+
+    def indexes_on(self, id: str) -> list[CatalogItem]:
+        return [i for i in self.items() if i.kind is ItemKind.INDEX and i.index_on == id]
+
+    def dependents(self, id: str) -> list[CatalogItem]:
+        """Objects that read `id` directly (views, materialized views, indexes)."""
+        return [i for i in self.items() if id in i.depends_on or i.index_on == id]
+
+    def try_resolve(self, name: tuple[str, ...], search_path: tuple[str, ...] = (DEFAULT_SCHEMA,),
+                    database: str = DEFAULT_DATABASE) -> CatalogItem | None:
+        parts = [p for p in name]
+        if len(parts) == 3:
+            database, schemas, obj = parts[0], (parts[1],), parts[2]
+        elif len(parts) == 2:
+            schemas, obj = (parts[0],), parts[1]
+        elif len(parts) == 1:
+            schemas, obj = tuple(search_path), parts[0]
+        else:
+            raise SqlError(SqlState.SYNTAX_ERROR, f"improper qualified name (too many dotted names): {'.'.join(parts)}")
+        for schema in schemas:
+            for item in self._items.values():
+                if item.name == obj and item.schema == schema and item.database == database:
+                    return item
+        return None
+
+    def resolve(self, name: tuple[str, ...], search_path: tuple[str, ...] = (DEFAULT_SCHEMA,),
+                database: str = DEFAULT_DATABASE) -> CatalogItem:
+        item = self.try_resolve(name, search_path, database)
+        if item is None:
+            raise SqlError(SqlState.UNDEFINED_TABLE, f'relation "{".".join(name)}" does not exist')
+        return item
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def _next(self, counter: str) -> int:
+        (value,) = self._conn.execute("SELECT value FROM counters WHERE name = ?", (counter,)).fetchone()
+        self._conn.execute("UPDATE counters SET value = ? WHERE name = ?", (value + 1, counter))
+        return value + 1
+
+    def create(self, kind: ItemKind, schema: str, name: str, columns: tuple[Column, ...],
+               create_sql: str, *, database: str = DEFAULT_DATABASE, definition: str | None = None,
+               depends_on: tuple[str, ...] = (), index_on: str | None = None,
+               index_key: tuple[int, ...] = ()) -> CatalogItem:
+        """Allocate an id and store the object durably; raises 42P07 if the name is taken."""
+        with self._lock:
+            existing = self.try_resolve((database, schema, name))
+            if existing is not None:
+                word = _KIND_WORDS[existing.kind]
+                raise SqlError(SqlState.DUPLICATE_TABLE, f'{word} "{name}" already exists')
+            if schema != DEFAULT_SCHEMA:
+                raise SqlError("3F000", f'schema "{schema}" does not exist')
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                item = CatalogItem(
+                    id=f"u{self._next('id')}", oid=self._next("oid"), kind=kind, database=database,
+                    schema=schema, name=name, columns=columns, create_sql=create_sql,
+                    definition=definition, depends_on=depends_on, index_on=index_on,
+                    index_key=index_key)
+                self._conn.execute("INSERT INTO items VALUES (?, ?)", (item.id, item_to_json(item)))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._items[item.id] = item
+            return item
+
+    def drop(self, ids: list[str]) -> None:
+        """Remove objects durably, all in one transaction."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for id in ids:
+                    self._conn.execute("DELETE FROM items WHERE id = ?", (id,))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            for id in ids:
+                self._items.pop(id, None)
+
+    def replace(self, item: CatalogItem) -> None:
+        with self._lock:
+            self._conn.execute("UPDATE items SET body = ? WHERE id = ?", (item_to_json(item), item.id))
+            self._items[item.id] = item
+
+    # -- small durable settings (e.g. the timestamp oracle's high-water mark) ---------------
+
+    def get_setting(self, name: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_setting(self, name: str, value: str) -> None:
+        with self._lock:
+            self._conn.execute("INSERT INTO settings VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                               (name, value))
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def drop_closure(catalog: Catalog, ids: list[str]) -> list[str]:
+    """`ids` plus everything that depends on them, transitively, dependents first."""
+    order: list[str] = []
+    seen: set[str] = set()
+
+    def visit(id: str) -> None:
+        if id in seen:
+            return
+        seen.add(id)
+        for dep in catalog.dependents(id):
+            visit(dep.id)
+        order.append(id)
+
+    for id in ids:
+        visit(id)
+    return order
+
+
+__all__ = ["Catalog", "drop_closure", "DEFAULT_DATABASE", "DEFAULT_SCHEMA", "replace"]

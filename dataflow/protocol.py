@@ -1,0 +1,107 @@
+"""Messages between the compute controller (in environmentd) and dataflow workers.
+
+Commands flow controller -> worker, in the same order to every worker, so that all workers make
+the same sequence of steps (each step's exchanges then line up across workers without further
+coordination). Responses flow worker -> controller.
+
+A session, in order:
+    worker:     Hello(index, count)
+    controller: ImportCollection("u1", types, upper=5)      # worker reads its part from persist
+    controller: CreateDataflow("t3", plan, as_of=4, sink="subscribe")
+    controller: AdvanceUpper({"u1": batch}, ("u1", "u2"), upper=9)   # a table write at time 8
+    worker:     DataflowOutput("t3", index, batch, upper=9, errors=[])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from dataflow.errors import SqlError
+from dataflow.plan import Plan
+from dataflow.types import SqlType
+
+
+# -- controller -> worker ---------------------------------------------------------------------
+
+@dataclass
+class ImportCollection:
+    """Start holding collection `id` (a table's or materialized view's shard): read this worker's
+    part of the shard's contents from persist; its upper is `upper` from now on."""
+
+    id: str
+    types: tuple[SqlType, ...]
+    upper: int
+
+
+@dataclass
+class DropCollection:
+    id: str
+
+
+@dataclass
+class AdvanceUpper:
+    """Append updates (this worker's part, times in [old upper, upper)) to some collections and
+    advance the upper of every collection in `ids` to `upper`; then step what can step."""
+
+    updates: dict[str, pa.Table]
+    ids: tuple[str, ...]
+    upper: int
+
+
+@dataclass
+class CreateDataflow:
+    """Build and run a dataflow. sink: 'subscribe' (every step's output goes to the controller),
+    'persist' (same; the controller writes it to the shard of `id`), 'index' (output stays in the
+    worker as collection `id`, readable by other dataflows), 'peek' (one step at `as_of`, result sent
+    as a PeekResult, then dropped)."""
+
+    id: str
+    plan: Plan
+    as_of: int
+    sink: str
+    until: int | None = None  # stop after the frontier passes this time (SUBSCRIBE ... UP TO)
+
+
+@dataclass
+class DropDataflow:
+    id: str
+
+
+@dataclass
+class Shutdown:
+    pass
+
+
+# -- worker -> controller ---------------------------------------------------------------------
+
+@dataclass
+class Hello:
+    index: int
+    count: int
+
+
+@dataclass
+class DataflowOutput:
+    id: str
+    worker: int
+    batch: pa.Table
+    upper: int
+    errors: list[SqlError] = field(default_factory=list)
+
+
+@dataclass
+class PeekResult:
+    id: str
+    worker: int
+    batch: pa.Table | None
+    error: SqlError | None = None
+
+
+@dataclass
+class WorkerError:
+    """The worker hit an internal error it cannot recover from; the controller restarts the replica."""
+
+    worker: int
+    message: str

@@ -1,0 +1,86 @@
+"""Hosting a replica on Spark: one barrier-mode job whose tasks never finish.
+
+Each of the job's W tasks becomes a dataflow worker (`dataflow.worker.run_worker`) that connects
+back to the compute controller and finds its peers through the barrier's allGather. Spark gives
+placement, code shipping and failure detection; the same code runs on `local[N]` and on a
+standalone cluster. The job runs on a background thread of the driver; when it ends (a task failed,
+or the replica was dropped), `on_exit` tells the controller, which may start it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Callable
+
+log = logging.getLogger("slipstream.spark")
+
+
+def make_spark_session(master: str, app_name: str = "slipstream", extra_conf: dict[str, str] | None = None):
+    """The one Spark session of this process (the embedded driver of environmentd)."""
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.task.maxFailures", "1")
+               .config("spark.python.worker.reuse", "false")
+               .config("spark.driver.bindAddress", "0.0.0.0"))
+    for k, v in (extra_conf or {}).items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
+
+
+class SparkReplica:
+    """A replica of W workers running as one Spark barrier job."""
+
+    def __init__(self, spark, workers: int, controller: tuple[str, int], data_dir: Path,
+                 advertise_host: str, on_exit: Callable[[BaseException | None], None]) -> None:
+        self.spark = spark
+        self.workers = workers
+        self.controller = controller
+        self.data_dir = data_dir
+        self.advertise_host = advertise_host
+        self.on_exit = on_exit
+        self._thread: threading.Thread | None = None
+        self.group = f"slipstream-replica-{id(self)}"
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="spark-replica", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        controller, data_dir, workers = self.controller, str(self.data_dir), self.workers
+
+        def task(_rows):
+            from pyspark import BarrierTaskContext
+
+            from dataflow.worker import run_worker
+            import socket as _socket
+
+            ctx = BarrierTaskContext.get()
+            host = _socket.gethostbyname(_socket.gethostname()) if workers > 1 else "127.0.0.1"
+            if controller[0] in ("127.0.0.1", "localhost"):
+                host = "127.0.0.1"
+            run_worker(ctx.partitionId(), workers, controller, Path(data_dir),
+                       all_gather=lambda msg: list(ctx.allGather(msg)), advertise_host=host)
+            return iter([])
+
+        error: BaseException | None = None
+        try:
+            sc = self.spark.sparkContext
+            sc.setJobGroup(self.group, "slipstream dataflow replica", interruptOnCancel=True)
+            sc.parallelize(range(workers), workers).barrier().mapPartitions(task).collect()
+        except BaseException as e:  # the job failed or was cancelled
+            error = e
+            log.warning("replica job ended: %s", str(e).splitlines()[0] if str(e) else repr(e))
+        self.on_exit(error)
+
+    def stop(self) -> None:
+        try:
+            self.spark.sparkContext.cancelJobGroup(self.group)
+        except Exception:  # the context may already be gone at shutdown
+            pass

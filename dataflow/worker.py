@@ -1,0 +1,275 @@
+"""A dataflow worker: one long-lived task of a replica (a Spark barrier task, or a thread in tests).
+
+It holds its share of every collection the controller imports (tables' and materialized views'
+contents, and the outputs of indexes), runs dataflows over them, and reports their output. It acts
+only on controller commands, in their order, and steps dataflows only in response to a command, so
+every worker of the replica steps the same dataflows to the same frontiers in the same order; the
+exchanges inside a step then line up across workers by construction.
+
+    run_worker(index=0, count=2, controller=("127.0.0.1", 7000), data_dir=Path("data"),
+               all_gather=barrier_ctx.allGather)
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow.batch import advance_times, consolidate, empty_batch
+from dataflow.errors import SqlError, SqlState
+from dataflow.peers import DataflowExchange, PeerNetwork
+from dataflow.plan import collections_read, output_types
+from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
+                               DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
+                               WorkerError)
+from dataflow.render import Dataflow
+from dataflow.transport import recv_frame, send_frame
+from dataflow.types import SqlType
+
+log = logging.getLogger("slipstream.worker")
+
+# A trace keeps at most this many unmerged batches before folding them into one.
+TRACE_MAX_BATCHES = 8
+
+
+@dataclass
+class CollectionTrace:
+    """This worker's part of one collection: its updates, compacted to `upper - 1` as it goes
+    (no dataflow is ever created at an earlier time than the current upper allows)."""
+
+    types: tuple[SqlType, ...]
+    upper: int
+    batches: list[pa.Table] = field(default_factory=list)
+    compacted_to: int = 0
+    error: SqlError | None = None
+
+    def append(self, batch: pa.Table | None, upper: int) -> None:
+        if batch is not None and batch.num_rows:
+            self.batches.append(batch)
+        self.upper = max(self.upper, upper)
+        if len(self.batches) > TRACE_MAX_BATCHES:
+            self.compact()
+
+    def compact(self) -> None:
+        frontier = max(self.upper - 1, self.compacted_to)
+        merged = consolidate(advance_times(pa.concat_tables(self.batches), frontier)) if self.batches else None
+        self.batches = [merged] if merged is not None and merged.num_rows else []
+        self.compacted_to = frontier
+
+    def contents_from(self, as_of: int) -> pa.Table:
+        """Every update, times before `as_of` advanced to it: a dataflow's first input."""
+        if not self.batches:
+            return empty_batch(self.types)
+        return consolidate(advance_times(pa.concat_tables(self.batches), as_of))
+
+
+@dataclass
+class RunningDataflow:
+    command: CreateDataflow
+    dataflow: Dataflow
+    exchange: DataflowExchange
+    inputs: tuple[str, ...]
+    frontier: int
+    pending: dict[str, list[pa.Table]]
+    started: bool = False
+
+
+class Worker:
+    def __init__(self, index: int, count: int, data_dir: Path, network: PeerNetwork | None,
+                 send: Callable[[object], None]) -> None:
+        self.index = index
+        self.count = count
+        self.data_dir = data_dir
+        self.network = network
+        self.send = send
+        self.collections: dict[str, CollectionTrace] = {}
+        self.dataflows: dict[str, RunningDataflow] = {}  # insertion order = creation order
+        self.clock_upper = 0  # the tables' frontier: what input-less dataflows follow
+        self._persist = None
+
+    # -- commands -------------------------------------------------------------------------------
+
+    def handle(self, command: object) -> None:
+        if isinstance(command, AdvanceUpper):
+            for id in command.ids:
+                trace = self.collections.get(id)
+                if trace is not None:
+                    trace.append(command.updates.get(id), command.upper)
+                    self._feed(id, command.updates.get(id))
+            self.clock_upper = max(self.clock_upper, command.upper)
+            self._step_all()
+        elif isinstance(command, ImportCollection):
+            self._import(command)
+        elif isinstance(command, CreateDataflow):
+            self._create(command)
+            self._step_all()
+        elif isinstance(command, DropDataflow):
+            self.dataflows.pop(command.id, None)
+        elif isinstance(command, DropCollection):
+            self.collections.pop(command.id, None)
+        else:
+            raise TypeError(f"unknown command {command!r}")
+
+    def _import(self, command: ImportCollection) -> None:
+        from storage.persist import PersistClient  # imported lazily: only workers with persist need it
+
+        if self._persist is None:
+            self._persist = PersistClient.open_local(self.data_dir)
+        shard = self._persist.open_shard(command.id, command.types)
+        trace = CollectionTrace(command.types, command.upper)
+        shard_upper = shard.upper()
+        if shard_upper > 0:
+            snap = shard.snapshot(shard_upper - 1, partition=(self.index, self.count))
+            trace.append(snap, command.upper)
+        trace.compacted_to = max(command.upper - 1, 0)
+        self.collections[command.id] = trace
+        self.clock_upper = max(self.clock_upper, command.upper)
+
+    def _create(self, command: CreateDataflow) -> None:
+        inputs = tuple(sorted(collections_read(command.plan)))
+        exchange = DataflowExchange(self.network, command.id, self.index, self.count)
+        try:
+            dataflow = Dataflow(command.plan, command.as_of, exchange)
+        except SqlError as e:
+            self._report_failure(command, e)
+            return
+        pending: dict[str, list[pa.Table]] = {}
+        as_of = command.as_of
+        for id in inputs:
+            trace = self.collections.get(id)
+            if trace is None:
+                self._report_failure(command, SqlError(SqlState.UNDEFINED_TABLE, f"unknown collection {id}"))
+                return
+            as_of = max(as_of, trace.compacted_to)
+        if as_of != command.as_of:  # a trace compacted past the requested time: read the newer state
+            command = CreateDataflow(command.id, command.plan, as_of, command.sink, command.until)
+            dataflow = Dataflow(command.plan, as_of, exchange)
+        for id in inputs:
+            pending[id] = [self.collections[id].contents_from(as_of)]
+        self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending)
+
+    def _feed(self, id: str, batch: pa.Table | None) -> None:
+        if batch is None or batch.num_rows == 0:
+            return
+        for running in self.dataflows.values():
+            if id in running.pending:
+                running.pending[id].append(batch)
+
+    def _report_failure(self, command: CreateDataflow, error: SqlError) -> None:
+        if command.sink == "peek":
+            self.send(PeekResult(command.id, self.index, None, error))
+        else:
+            self.send(DataflowOutput(command.id, self.index, empty_batch(output_types(command.plan)),
+                                     command.as_of, [error]))
+
+    # -- stepping -------------------------------------------------------------------------------
+
+    def _input_upper(self, running: RunningDataflow) -> int:
+        if not running.inputs:
+            return self.clock_upper
+        return min(self.collections[id].upper for id in running.inputs if id in self.collections)
+
+    def _step_all(self) -> None:
+        for id in list(self.dataflows):
+            running = self.dataflows.get(id)
+            if running is not None:
+                self._step(running)
+
+    def _step(self, running: RunningDataflow) -> None:
+        command = running.command
+        target = self._input_upper(running)
+        if command.sink == "peek":
+            target = min(target, command.as_of + 1)
+        if command.until is not None:
+            target = min(target, max(command.until, running.frontier))
+        if target <= running.frontier:
+            return
+        inputs: dict[str, pa.Table] = {}
+        for id, batches in running.pending.items():
+            if not batches:
+                continue
+            updates = pa.concat_tables(batches) if len(batches) > 1 else batches[0]
+            times = updates.column("time")
+            ready = pc.less(times, pa.scalar(target, pa.uint64()))
+            inputs[id] = updates.filter(ready)
+            rest = updates.filter(pc.invert(ready))
+            running.pending[id] = [rest] if rest.num_rows else []
+        errors: list[SqlError] = []
+        for id in running.inputs:
+            trace = self.collections.get(id)
+            if trace is not None and trace.error is not None:
+                errors.append(trace.error)
+        running.exchange.step_number += 1
+        output = running.dataflow.step(inputs, target)
+        errors.extend(running.dataflow.errors)
+        running.frontier = target
+        running.started = True
+        sink = command.sink
+        if sink == "peek":
+            self.send(PeekResult(command.id, self.index, None if errors else output, errors[0] if errors else None))
+            self.dataflows.pop(command.id, None)
+        elif sink == "index":
+            trace = self.collections.get(command.id)
+            if trace is None:
+                trace = self.collections[command.id] = CollectionTrace(output_types(command.plan), 0)
+                trace.compacted_to = command.as_of
+            if errors:
+                trace.error = errors[0]
+            trace.append(output, target)
+            self._feed(command.id, output)
+            # Index progress also goes to the controller, which tracks every collection's upper.
+            self.send(DataflowOutput(command.id, self.index, empty_batch(output_types(command.plan)), target, errors))
+        else:
+            self.send(DataflowOutput(command.id, self.index, output, target, errors))
+        if command.until is not None and target >= command.until:
+            self.dataflows.pop(command.id, None)
+
+
+def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Path,
+               all_gather: Callable[[str], list[str]] | None = None, advertise_host: str = "127.0.0.1") -> None:
+    """Connect to the controller and the peers, then serve commands until shutdown or disconnect."""
+    network = None
+    if count > 1:
+        assert all_gather is not None, "several workers need an all-gather to find each other"
+        listener = PeerNetwork.listen()
+        port = listener.getsockname()[1]
+        addresses = [tuple(a.rsplit(":", 1)) for a in all_gather(f"{advertise_host}:{port}")]
+        network = PeerNetwork(index, count, listener)
+        network.connect([(h, int(p)) for h, p in addresses])
+    sock = socket.create_connection(controller, timeout=60)
+    sock.settimeout(None)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    lock = threading.Lock()
+
+    def send(message: object) -> None:
+        with lock:
+            send_frame(sock, message)
+
+    send(Hello(index, count))
+    worker = Worker(index, count, data_dir, network, send)
+    try:
+        while True:
+            command = recv_frame(sock)
+            if isinstance(command, Shutdown):
+                return
+            worker.handle(command)
+    except ConnectionError:
+        log.info("worker %d: controller went away", index)
+    except BaseException:
+        message = traceback.format_exc()
+        log.error("worker %d failed: %s", index, message)
+        try:
+            send(WorkerError(index, message))
+        except OSError:
+            pass
+        raise
+    finally:
+        sock.close()

@@ -1,0 +1,467 @@
+"""Statement sequencing: one method per kind of statement plan."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, AsyncIterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from catalog.items import ItemKind
+from dataflow.batch import batch_from_rows, empty_batch, rows_of
+from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.plan import Map, Project, output_types
+from dataflow.types import TEXT, Column, arrow_schema
+from planner import describe_statement, plan_statement
+from planner.parse import Statement, parse
+from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateTablePlan,
+                                CreateViewPlan, DeclarePlan, DeletePlan, DiscardPlan, DropPlan, EmptyPlan,
+                                ExplainPlan, FetchPlan, InsertPlan, SelectPlan, SetVariablePlan, ShowPlan,
+                                SubscribePlan, TransactionPlan, UpdatePlan)
+from server.adapter.copy_in import parse_copy
+from server.adapter.finishing import finish
+from server.adapter.show import show
+from server.adapter.state import Cursor, PendingWrite, SessionState
+from server.adapter.subscribe import subscribe_columns, subscribe_rows
+from server.adapter.vars import READ_ONLY, REPORTABLE, canonical
+from server.api import (CommandComplete, CopyIn, CopyOut, EmptyQuery, Outcome, Rows, RowStream, Session,
+                        StatementDescription)
+from server.coordinator import Coordinator
+
+log = logging.getLogger("slipstream.adapter")
+
+_ALLOWED_IN_FAILED = (TransactionPlan,)
+
+
+def _state(session: Session) -> SessionState:
+    if session.state is None:
+        session.state = SessionState()
+    return session.state
+
+
+def _search_path(session: Session) -> tuple[str, ...]:
+    value = session.vars.get("search_path", "public")
+    return tuple(p.strip().strip('"') for p in value.split(",") if p.strip()) or ("public",)
+
+
+class SlipstreamAdapter:
+    def __init__(self, coordinator: Coordinator) -> None:
+        self.coord = coordinator
+
+    # -- the pgwire contract ---------------------------------------------------------------------
+
+    async def startup(self, session: Session) -> None:
+        _state(session)
+        if session.database and session.database != "slipstream":
+            raise SqlError("3D000", f'database "{session.database}" does not exist',
+                           hint='The default database is "slipstream".')
+
+    async def close_session(self, session: Session) -> None:
+        state = _state(session)
+        for cursor in state.cursors.values():
+            cursor.close()
+        state.cursors.clear()
+
+    async def execute(self, session: Session, sql: str) -> AsyncIterator[Outcome]:
+        statements = parse(sql)
+        for stmt in statements:
+            yield await self._run(session, stmt, None, None)
+
+    async def execute_one(self, session: Session, sql: str, params: list[Any], param_types) -> Outcome:
+        statements = parse(sql)
+        if len(statements) > 1:
+            raise SqlError(SqlState.SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
+        return await self._run(session, statements[0], params, param_types)
+
+    async def describe(self, session: Session, sql: str, param_oids: list[int]) -> StatementDescription:
+        statements = parse(sql)
+        if len(statements) > 1:
+            raise SqlError(SqlState.SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
+        stmt = statements[0]
+        if stmt.is_empty:
+            return StatementDescription([], None)
+        param_types, columns = describe_statement(self.coord.catalog, stmt, param_oids,
+                                                  search_path=_search_path(session))
+        if columns is None:
+            columns = self._columns_of_special(session, stmt, param_types)
+        return StatementDescription(list(param_types), None if columns is None else list(columns))
+
+    def _columns_of_special(self, session: Session, stmt: Statement, param_types) -> list[Column] | None:
+        """Result columns the planner cannot know: FETCH (the cursor's), SUBSCRIBE, SHOW."""
+        try:
+            plan = plan_statement(self.coord.catalog, stmt, params=[None] * len(param_types),
+                                  param_types=list(param_types), search_path=_search_path(session))
+        except SqlError:
+            return None
+        if isinstance(plan, FetchPlan):
+            cursor = _state(session).cursors.get(plan.cursor.lower())
+            return None if cursor is None else cursor.columns
+        if isinstance(plan, SubscribePlan):
+            return subscribe_columns(plan)
+        if isinstance(plan, ShowPlan):
+            try:
+                return show(plan, self.coord.catalog, session).columns
+            except SqlError:
+                return None
+        return None
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    async def _run(self, session: Session, stmt: Statement, params, param_types) -> Outcome:
+        state = _state(session)
+        try:
+            if stmt.is_empty:
+                return EmptyQuery()
+            plan = plan_statement(self.coord.catalog, stmt, params=params, param_types=param_types,
+                                  search_path=_search_path(session))
+            if state.failed and not isinstance(plan, _ALLOWED_IN_FAILED):
+                raise SqlError(SqlState.IN_FAILED_SQL_TRANSACTION,
+                               "current transaction is aborted, commands ignored until end of transaction block")
+            return await self._sequence(session, state, plan)
+        except SqlError:
+            if state.in_block:
+                state.failed = True
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            if state.in_block:
+                state.failed = True
+            raise
+        except Exception as e:  # a bug: report it as an internal error, keep the connection
+            log.exception("internal error executing %r", stmt.sql)
+            if state.in_block:
+                state.failed = True
+            raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from e
+        finally:
+            session.transaction_status = state.status()
+
+    async def _sequence(self, session: Session, state: SessionState, plan) -> Outcome:
+        if isinstance(plan, SelectPlan):
+            rows = await self._peek_rows(plan)
+            return Rows(list(plan.columns), rows)
+        if isinstance(plan, InsertPlan):
+            return await self._insert(state, plan)
+        if isinstance(plan, UpdatePlan):
+            return await self._update_or_delete(state, plan.table_id, plan, "UPDATE")
+        if isinstance(plan, DeletePlan):
+            return await self._update_or_delete(state, plan.table_id, plan, "DELETE")
+        if isinstance(plan, SubscribePlan):
+            return RowStream(subscribe_columns(plan), subscribe_rows(self.coord, plan))
+        if isinstance(plan, CopyToPlan):
+            return await self._copy_to(plan)
+        if isinstance(plan, CopyFromPlan):
+            return self._copy_from(state, plan)
+        if isinstance(plan, DeclarePlan):
+            return await self._declare(state, plan)
+        if isinstance(plan, FetchPlan):
+            return await self._fetch(state, plan)
+        if isinstance(plan, ClosePlan):
+            return self._close(state, plan)
+        if isinstance(plan, TransactionPlan):
+            return await self._transaction(session, state, plan)
+        if isinstance(plan, CreateTablePlan):
+            return await self._create_table(session, plan)
+        if isinstance(plan, CreateViewPlan):
+            return await self._create_view(session, plan)
+        if isinstance(plan, CreateIndexPlan):
+            return await self._create_index(session, plan)
+        if isinstance(plan, DropPlan):
+            return await self._drop(session, plan)
+        if isinstance(plan, ShowPlan):
+            return show(plan, self.coord.catalog, session)
+        if isinstance(plan, SetVariablePlan):
+            return self._set(session, plan)
+        if isinstance(plan, ExplainPlan):
+            return Rows([Column("Optimized Plan", TEXT)], [(plan.text,)])
+        if isinstance(plan, DiscardPlan):
+            for cursor in state.cursors.values():
+                cursor.close()
+            state.cursors.clear()
+            return CommandComplete(f"DISCARD {plan.what.upper()}")
+        if isinstance(plan, EmptyPlan):
+            return EmptyQuery()
+        raise unsupported(type(plan).__name__)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    async def _peek_rows(self, plan: SelectPlan) -> list[tuple]:
+        ts = None
+        if plan.as_of is not None:
+            ts = plan.as_of
+            if ts > self.coord.read_ts():
+                raise SqlError(SqlState.DATA_EXCEPTION,
+                               f"Timestamp ({ts}) is later than the latest complete timestamp ({self.coord.read_ts()})")
+        batch = await self.coord.peek(plan.plan, ts)
+        return finish(batch, plan.finishing)
+
+    async def _copy_to(self, plan: CopyToPlan) -> Outcome:
+        inner = plan.inner
+        if isinstance(inner, SubscribePlan):
+            return CopyOut(subscribe_columns(inner), subscribe_rows(self.coord, inner), plan.format, plan.header)
+        rows = await self._peek_rows(inner)
+
+        async def once():
+            yield rows
+
+        return CopyOut(list(inner.columns), once(), plan.format, plan.header)
+
+    # -- cursors --------------------------------------------------------------------------------
+
+    async def _declare(self, state: SessionState, plan: DeclarePlan) -> Outcome:
+        if not state.in_block:
+            raise SqlError(SqlState.NO_ACTIVE_SQL_TRANSACTION, "DECLARE CURSOR can only be used in transaction blocks")
+        name = plan.cursor.lower()
+        if name in state.cursors:
+            raise SqlError(SqlState.DUPLICATE_CURSOR, f'cursor "{plan.cursor}" already exists')
+        inner = plan.inner
+        if isinstance(inner, SubscribePlan):
+            cursor = Cursor(name, subscribe_columns(inner))
+            cursor.stream = subscribe_rows(self.coord, inner)
+            cursor.pump = asyncio.ensure_future(self._pump(cursor))
+        else:
+            cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner))
+            cursor.arrived.set()
+        state.cursors[name] = cursor
+        return CommandComplete("DECLARE CURSOR")
+
+    @staticmethod
+    async def _pump(cursor: Cursor) -> None:
+        try:
+            async for rows in cursor.stream:
+                cursor.rows.extend(rows)
+                cursor.arrived.set()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as e:
+            cursor.error = e
+            cursor.arrived.set()
+
+    async def _fetch(self, state: SessionState, plan: FetchPlan) -> Outcome:
+        cursor = state.cursors.get(plan.cursor.lower())
+        if cursor is None:
+            raise SqlError(SqlState.INVALID_CURSOR_NAME, f'cursor "{plan.cursor}" does not exist')
+        if cursor.stream is not None and not cursor.rows and cursor.error is None:
+            cursor.arrived.clear()
+            timeout = None if plan.timeout_ms is None else plan.timeout_ms / 1000
+            if timeout != 0:
+                try:
+                    await asyncio.wait_for(cursor.arrived.wait(), timeout)
+                except asyncio.TimeoutError:
+                    pass
+        if not cursor.rows and cursor.error is not None:
+            error, cursor.error = cursor.error, None
+            raise error
+        n = len(cursor.rows) if plan.count is None else min(plan.count, len(cursor.rows))
+        rows, cursor.rows[:n] = cursor.rows[:n], []
+        return Rows(cursor.columns, rows, tag=f"FETCH {len(rows)}")
+
+    def _close(self, state: SessionState, plan: ClosePlan) -> Outcome:
+        if plan.cursor is None:
+            for cursor in state.cursors.values():
+                cursor.close()
+            state.cursors.clear()
+            return CommandComplete("CLOSE CURSOR ALL")
+        cursor = state.cursors.pop(plan.cursor.lower(), None)
+        if cursor is None:
+            raise SqlError(SqlState.INVALID_CURSOR_NAME, f'cursor "{plan.cursor}" does not exist')
+        cursor.close()
+        return CommandComplete("CLOSE CURSOR")
+
+    # -- transactions ---------------------------------------------------------------------------
+
+    async def _transaction(self, session: Session, state: SessionState, plan: TransactionPlan) -> Outcome:
+        if plan.action == "begin":
+            if state.in_block:
+                session.pending_notices.append(("25001", "there is already a transaction in progress"))
+            state.in_block = True
+            return CommandComplete("BEGIN")
+        committing = plan.action == "commit" and not state.failed
+        writes, state.writes = state.writes, []
+        if not state.in_block:
+            session.pending_notices.append(("25P01", "there is no transaction in progress"))
+        for cursor in state.cursors.values():
+            cursor.close()
+        state.cursors.clear()
+        state.in_block = False
+        was_failed, state.failed = state.failed, False
+        if committing and writes:
+            await self._apply_writes(writes)
+        if plan.action == "commit" and not was_failed:
+            return CommandComplete("COMMIT")
+        return CommandComplete("ROLLBACK")
+
+    async def _apply_writes(self, writes: list[PendingWrite]) -> None:
+        async with self.coord.write_lock:
+            updates: dict[str, list[pa.Table]] = {}
+            for w in writes:
+                batch = w.updates if w.plan is None else await self._changes_of(w.plan)
+                updates.setdefault(w.table_id, []).append(batch)
+            await self.coord.write_locked({id: pa.concat_tables(b) for id, b in updates.items()})
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def _table(self, table_id: str):
+        item = self.coord.catalog.get(table_id)
+        if item.kind is not ItemKind.TABLE:
+            raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'cannot modify {item.kind.value} "{item.name}"')
+        return item
+
+    @staticmethod
+    def _check_not_null(item, batch: pa.Table) -> None:
+        for i, col in enumerate(item.columns):
+            if not col.nullable and batch.column(i).null_count:
+                raise SqlError(SqlState.NOT_NULL_VIOLATION,
+                               f'null value in column "{col.name}" of relation "{item.name}" violates not-null constraint')
+
+    async def _commit_or_buffer(self, state: SessionState, table_id: str, updates: pa.Table | None, plan=None):
+        if state.in_block:
+            state.writes.append(PendingWrite(table_id, updates, plan))
+            return
+        if plan is None:
+            await self.coord.write({table_id: updates})
+        else:
+            async with self.coord.write_lock:
+                await self.coord.write_locked({table_id: await self._changes_of(plan)})
+
+    async def _insert(self, state: SessionState, plan: InsertPlan) -> Outcome:
+        item = self._table(plan.table_id)
+        types = [c.type for c in item.columns]
+        if plan.rows is not None:
+            batch = batch_from_rows(list(plan.rows), types, 0, 1)
+        else:
+            result = await self.coord.peek(plan.source)
+            batch = pa.Table.from_arrays(list(result.columns), schema=arrow_schema(types))
+        self._check_not_null(item, batch)
+        count = int(pc.sum(batch.column("diff")).as_py() or 0)
+        if count:
+            await self._commit_or_buffer(state, item.id, batch)
+        return CommandComplete(f"INSERT 0 {count}")
+
+    async def _changes_of(self, plan) -> pa.Table:
+        """The updates an UPDATE or DELETE makes, read at the latest time (caller holds the lock)."""
+        item = self._table(plan.table_id)
+        types = [c.type for c in item.columns]
+        schema = arrow_schema(types)
+        n = len(types)
+        if isinstance(plan, DeletePlan):
+            old = await self.coord.peek(plan.selection)
+            return old.set_column(n + 1, "diff", pc.negate(old.column("diff")))
+        both = await self.coord.peek(Map(plan.selection, plan.assignments))
+        time, diff = both.column("time"), both.column("diff")
+        old = pa.Table.from_arrays([both.column(i) for i in range(n)] + [time, pc.negate(diff)], schema=schema)
+        new = pa.Table.from_arrays([both.column(n + i) for i in range(n)] + [time, diff], schema=schema)
+        self._check_not_null(item, new)
+        return pa.concat_tables([old, new])
+
+    async def _update_or_delete(self, state: SessionState, table_id: str, plan, verb: str) -> Outcome:
+        if state.in_block:
+            matched = await self.coord.peek(plan.selection)
+            count = int(pc.sum(matched.column("diff")).as_py() or 0)
+            state.writes.append(PendingWrite(table_id, None, plan))
+            return CommandComplete(f"{verb} {count}")
+        async with self.coord.write_lock:
+            changes = await self._changes_of(plan)
+            diffs = changes.column("diff")
+            count = int(pc.sum(pc.abs(diffs)).as_py() or 0)
+            if verb == "UPDATE":
+                count //= 2
+            if changes.num_rows:
+                await self.coord.write_locked({table_id: changes})
+        return CommandComplete(f"{verb} {count}")
+
+    def _copy_from(self, state: SessionState, plan: CopyFromPlan) -> Outcome:
+        item = self._table(plan.table_id)
+        types = [c.type for c in item.columns]
+        targets = list(plan.columns)
+
+        async def finish_copy(data: bytes) -> str:
+            arrays = parse_copy(data, [types[i] for i in targets], plan.format, plan.delimiter, plan.header)
+            length = len(arrays[0]) if arrays else 0
+            full = [pa.nulls(length, t.arrow) for t in types]
+            for pos, arr in zip(targets, arrays):
+                full[pos] = arr
+            batch = pa.Table.from_arrays(full + [pa.array(np.zeros(length, np.uint64)),
+                                                 pa.array(np.ones(length, np.int64))], schema=arrow_schema(types))
+            self._check_not_null(item, batch)
+            if length:
+                await self._commit_or_buffer(state, item.id, batch)
+            return f"COPY {length}"
+
+        return CopyIn([item.columns[i] for i in targets], finish_copy, plan.format)
+
+    # -- DDL ------------------------------------------------------------------------------------
+
+    def _exists(self, schema: str, name: str):
+        return self.coord.catalog.try_resolve((schema, name))
+
+    async def _create_table(self, session: Session, plan: CreateTablePlan) -> Outcome:
+        if plan.if_not_exists and self._exists(plan.schema, plan.name):
+            session.pending_notices.append(("42P07", f'relation "{plan.name}" already exists, skipping'))
+            return CommandComplete("CREATE TABLE")
+        await self.coord.create_table(plan.schema, plan.name, plan.columns, plan.create_sql)
+        return CommandComplete("CREATE TABLE")
+
+    async def _create_view(self, session: Session, plan: CreateViewPlan) -> Outcome:
+        tag = "CREATE MATERIALIZED VIEW" if plan.materialized else "CREATE VIEW"
+        existing = self._exists(plan.schema, plan.name)
+        if existing is not None:
+            if plan.if_not_exists:
+                session.pending_notices.append(("42P07", f'relation "{plan.name}" already exists, skipping'))
+                return CommandComplete(tag)
+            if plan.or_replace:
+                if existing.kind is not (ItemKind.MATERIALIZED_VIEW if plan.materialized else ItemKind.VIEW):
+                    raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{plan.name}" is not a view')
+                if self.coord.catalog.dependents(existing.id):
+                    raise SqlError(SqlState.DEPENDENT_OBJECTS_STILL_EXIST,
+                                   f'cannot replace view "{plan.name}": other objects depend on it')
+                await self.coord.drop([existing.id], cascade=False)
+        if plan.materialized:
+            await self.coord.create_materialized_view(plan.schema, plan.name, plan.columns, plan.create_sql,
+                                                      plan.definition, plan.depends_on, plan.plan)
+        else:
+            await self.coord.create_view(plan.schema, plan.name, plan.columns, plan.create_sql,
+                                         plan.definition, plan.depends_on)
+        return CommandComplete(tag)
+
+    async def _create_index(self, session: Session, plan: CreateIndexPlan) -> Outcome:
+        if self._exists(plan.schema, plan.name):
+            if plan.if_not_exists:
+                session.pending_notices.append(("42P07", f'relation "{plan.name}" already exists, skipping'))
+                return CommandComplete("CREATE INDEX")
+        on = self.coord.catalog.get(plan.on_id)
+        await self.coord.create_index(plan.schema, plan.name, on, plan.key, plan.create_sql)
+        return CommandComplete("CREATE INDEX")
+
+    async def _drop(self, session: Session, plan: DropPlan) -> Outcome:
+        word = {ItemKind.TABLE: "TABLE", ItemKind.VIEW: "VIEW", ItemKind.MATERIALIZED_VIEW: "MATERIALIZED VIEW",
+                ItemKind.INDEX: "INDEX"}[plan.kind]
+        for name in plan.missing:
+            session.pending_notices.append(("00000", f'{plan.kind.value} "{name}" does not exist, skipping'))
+        if plan.ids:
+            await self.coord.drop(list(plan.ids), plan.cascade)
+        return CommandComplete(f"DROP {word}")
+
+    # -- session variables ----------------------------------------------------------------------
+
+    def _set(self, session: Session, plan: SetVariablePlan) -> Outcome:
+        name = canonical(plan.name)
+        if name in READ_ONLY:
+            raise SqlError(SqlState.CANT_CHANGE_RUNTIME_PARAM, f'parameter "{name}" cannot be changed')
+        if plan.value is None:
+            session.vars.pop(name, None)
+            value = None
+        else:
+            value = plan.value
+            if name == "timezone" and value.upper() not in ("UTC", "GMT", "ETC/UTC", "Z", "+00:00", "0"):
+                raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"',
+                               hint="Only UTC is supported.")
+            if name == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
+                raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{value}"')
+            session.vars[name] = value
+        if name in REPORTABLE:
+            from server.adapter.vars import get_var
+
+            session.pending_parameter_status.append((REPORTABLE[name], get_var(session.vars, name) or ""))
+        return CommandComplete("RESET" if plan.value is None else "SET")

@@ -1,0 +1,56 @@
+"""SHOW statements answered from the catalog and the session (Materialize's column names)."""
+
+from __future__ import annotations
+
+from catalog.durable import Catalog
+from catalog.items import ItemKind
+from dataflow.errors import SqlError, SqlState
+from dataflow.types import TEXT, BOOL, Column
+from server.api import Rows, Session
+from server.adapter.vars import DEFAULTS, get_var
+from planner.statements import ShowPlan
+
+def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
+    what = plan.what.lower()
+    if what == "tables":
+        items = sorted((i for i in catalog.items() if i.kind is ItemKind.TABLE and (plan.schema in (None, i.schema))),
+                       key=lambda i: i.name)
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(i.name, "") for i in items])
+    if what == "views":
+        items = sorted((i for i in catalog.items() if i.kind is ItemKind.VIEW and (plan.schema in (None, i.schema))),
+                       key=lambda i: i.name)
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(i.name, "") for i in items])
+    if what in ("materialized views", "materialized_views"):
+        items = sorted((i for i in catalog.items() if i.kind is ItemKind.MATERIALIZED_VIEW
+                        and (plan.schema in (None, i.schema))), key=lambda i: i.name)
+        return Rows([Column("name", TEXT), Column("cluster", TEXT), Column("comment", TEXT)],
+                    [(i.name, "quickstart", "") for i in items])
+    if what == "indexes":
+        items = [i for i in catalog.items() if i.kind is ItemKind.INDEX]
+        if plan.name is not None:
+            on = catalog.resolve(tuple(plan.name.split(".")))
+            items = [i for i in items if i.index_on == on.id]
+        rows = []
+        for i in sorted(items, key=lambda i: i.name):
+            on = catalog.get(i.index_on)
+            key = "{" + ",".join(on.columns[k].name for k in i.index_key) + "}"
+            rows.append((i.name, on.name, "quickstart", key, ""))
+        return Rows([Column("name", TEXT), Column("on", TEXT), Column("cluster", TEXT), Column("key", TEXT),
+                     Column("comment", TEXT)], rows)
+    if what == "columns":
+        item = catalog.resolve(tuple(plan.name.split(".")))
+        return Rows([Column("name", TEXT), Column("nullable", BOOL), Column("type", TEXT), Column("comment", TEXT)],
+                    [(c.name, c.nullable, c.type.name, "") for c in item.columns])
+    if what.startswith("create"):
+        item = catalog.resolve(tuple(plan.name.split(".")))
+        return Rows([Column("name", TEXT), Column("create_sql", TEXT)], [(item.qualified_name, item.create_sql)])
+    if what == "all":
+        names = sorted(set(DEFAULTS) | set(session.vars))
+        return Rows([Column("name", TEXT), Column("setting", TEXT), Column("description", TEXT)],
+                    [(n, get_var(session.vars, n), "") for n in names])
+    if what in ("variable", "var"):
+        value = get_var(session.vars, plan.name)
+        if value is None:
+            raise SqlError(SqlState.UNDEFINED_OBJECT, f'unrecognized configuration parameter "{plan.name}"')
+        return Rows([Column(plan.name.lower(), TEXT)], [(value,)])
+    raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"SHOW {plan.what} not yet supported")

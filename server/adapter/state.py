@@ -1,0 +1,51 @@
+"""Per-session adapter state: the transaction block and the open cursors."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+import pyarrow as pa
+
+from dataflow.types import Column
+
+
+@dataclass
+class Cursor:
+    """A DECLAREd cursor: a finite result (rows) or a live subscription feeding `buffer`."""
+
+    name: str
+    columns: list[Column]
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    stream: AsyncIterator[list[tuple[Any, ...]]] | None = None
+    pump: asyncio.Task | None = None
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    error: BaseException | None = None
+
+    def close(self) -> None:
+        if self.pump is not None:
+            self.pump.cancel()
+
+
+@dataclass
+class PendingWrite:
+    """A write inside an explicit transaction, applied at COMMIT: literal updates, or an
+    UPDATE/DELETE plan re-evaluated at commit time."""
+
+    table_id: str
+    updates: pa.Table | None = None
+    plan: Any = None
+
+
+@dataclass
+class SessionState:
+    in_block: bool = False
+    failed: bool = False
+    writes: list[PendingWrite] = field(default_factory=list)
+    cursors: dict[str, Cursor] = field(default_factory=dict)
+
+    def status(self) -> str:
+        if not self.in_block:
+            return "I"
+        return "E" if self.failed else "T"

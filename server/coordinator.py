@@ -1,0 +1,285 @@
+"""The coordinator: environmentd's core, which sequences everything that touches time.
+
+It owns the catalog, the timestamp oracle, and the storage and compute controllers. Table writes
+take a write timestamp from the oracle, become durable in persist, then flow to the compute replica;
+every write (and a tick each second) advances *all* tables' uppers together, so a read at the
+oracle's read timestamp can always complete. Materialized views' dataflow output is written back to
+persist by a sink task per view and fed to the replica as a collection other queries read.
+
+The adapter (`server.adapter`) turns SQL into calls on this class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from catalog.durable import Catalog, drop_closure
+from catalog.items import CatalogItem, ItemKind
+from dataflow.batch import advance_times, batch_from_rows, consolidate
+from dataflow.controller import ComputeController, StepOutput
+from dataflow.errors import SqlError, SqlState
+from dataflow.plan import ArrangeBy, Get, Plan, collections_read
+from dataflow.types import Column
+from server.oracle import TimestampOracle
+from storage.controller import StorageController
+from storage.persist import PersistClient
+
+log = logging.getLogger("slipstream.coordinator")
+
+TICK_SECONDS = 1.0
+COMPACT_EVERY_TICKS = 30
+
+
+@dataclass
+class CoordinatorConfig:
+    data_dir: Path
+    workers: int = 2
+    spark_master: str | None = None  # default local[workers + 1]
+    advertise_host: str = "127.0.0.1"
+    spark_conf: dict[str, str] = field(default_factory=dict)
+
+
+class Coordinator:
+    def __init__(self, config: CoordinatorConfig) -> None:
+        self.config = config
+        self.catalog: Catalog | None = None
+        self.storage: StorageController | None = None
+        self.compute: ComputeController | None = None
+        self.oracle: TimestampOracle | None = None
+        self.write_lock = asyncio.Lock()
+        self.errors: dict[str, SqlError] = {}  # collections whose dataflow hit an evaluation error
+        self._tasks: list[asyncio.Task] = []
+        self._sinks: dict[str, asyncio.Task] = {}
+        self.spark = None
+
+    # -- start-up -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        from dataflow.spark_host import make_spark_session
+
+        data_dir = self.config.data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.catalog = Catalog.open(data_dir / "catalog.sqlite")
+        self.storage = StorageController(PersistClient.open_local(data_dir / "persist"))
+        catalog = self.catalog
+        self.oracle = TimestampOracle(
+            load=lambda: int(catalog.get_setting("oracle_high_water") or 0),
+            store=lambda v: catalog.set_setting("oracle_high_water", str(v)))
+        master = self.config.spark_master or f"local[{self.config.workers + 1}]"
+        self.spark = await asyncio.to_thread(make_spark_session, master, "slipstream", self.config.spark_conf)
+        self.compute = ComputeController(self.config.workers, data_dir / "persist",
+                                         advertise_host=self.config.advertise_host,
+                                         listen_host="0.0.0.0" if self.config.advertise_host != "127.0.0.1" else "127.0.0.1")
+        await self.compute.start(self.spark)
+        await self._bootstrap()
+        self._tasks.append(asyncio.ensure_future(self._tick_loop()))
+
+    async def _bootstrap(self) -> None:
+        """Bring back every object: import shards, restart indexes, then materialized views."""
+        ts = self.oracle.allocate_write_ts()
+        self.oracle.applied(ts)
+        upper = ts + 1
+        items = self.catalog.items()
+        for item in items:
+            types = tuple(c.type for c in item.columns)
+            if item.kind is ItemKind.TABLE:
+                await asyncio.to_thread(self.storage.open, item.id, types)
+                self.compute.import_collection(item.id, types, upper)
+            elif item.kind is ItemKind.MATERIALIZED_VIEW:
+                shard_upper = await asyncio.to_thread(self.storage.open, item.id, types)
+                self.compute.import_collection(item.id, types, shard_upper)
+        for item in items:
+            if item.kind is ItemKind.INDEX:
+                self._start_index(item, ts)
+        for item in items:
+            if item.kind is ItemKind.MATERIALIZED_VIEW:
+                self._start_materialized_view(item, self._plan_definition(item), ts)
+
+    def _plan_definition(self, item: CatalogItem) -> Plan:
+        from planner import plan_statement
+        from planner.parse import parse
+
+        (stmt,) = parse(item.definition)
+        return plan_statement(self.catalog, stmt).plan
+
+    def plan_of_relation(self, item: CatalogItem) -> Plan:
+        """A plan reading all of a relation: its shard, or a view's definition."""
+        types = tuple(c.type for c in item.columns)
+        if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+            return Get(item.id, types)
+        return self._plan_definition(item)
+
+    def _start_index(self, item: CatalogItem, as_of: int) -> None:
+        on = self.catalog.get(item.index_on)
+        plan = ArrangeBy(self.plan_of_relation(on), item.index_key)
+        queue = self.compute.create_dataflow(item.id, plan, as_of, "index")
+        self._sinks[item.id] = asyncio.ensure_future(self._run_index_errors(item.id, queue))
+
+    async def _run_index_errors(self, id: str, queue: asyncio.Queue) -> None:
+        while True:
+            item = await queue.get()
+            if isinstance(item, StepOutput) and item.errors:
+                self.errors.setdefault(id, item.errors[0])
+
+    def _start_materialized_view(self, item: CatalogItem, plan: Plan, as_of: int) -> None:
+        queue = self.compute.create_dataflow(item.id, plan, as_of, "persist")
+        self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue))
+
+    async def _run_persist_sink(self, id: str, queue: asyncio.Queue) -> None:
+        """Write a materialized view's output to its shard, then feed it to the replica."""
+        first = True
+        while True:
+            item = await queue.get()
+            if isinstance(item, tuple) and item[0] == "rehydrate":
+                first = True
+                continue
+            if not isinstance(item, StepOutput):
+                continue
+            if item.errors:
+                self.errors.setdefault(id, item.errors[0])
+            try:
+                if first:
+                    written = await asyncio.to_thread(self.storage.correct_and_append, id, item.batch, item.upper)
+                    first = False
+                else:
+                    shard_upper = self.storage.upper(id)
+                    written = advance_times(item.batch, shard_upper) if item.batch.num_rows else item.batch
+                    await asyncio.to_thread(self.storage.append, id, written, max(item.upper, shard_upper))
+            except KeyError:
+                return  # the view was dropped while this step was in flight
+            self.compute.advance({id: written} if written.num_rows else {}, (id,), self.storage.upper(id))
+
+    async def close(self) -> None:
+        for t in self._tasks + list(self._sinks.values()):
+            t.cancel()
+        if self.compute is not None:
+            await self.compute.close()
+        if self.spark is not None:
+            await asyncio.to_thread(self.spark.stop)
+        if self.catalog is not None:
+            self.catalog.close()
+
+    # -- time -----------------------------------------------------------------------------------
+
+    def table_ids(self) -> tuple[str, ...]:
+        return tuple(i.id for i in self.catalog.items() if i.kind is ItemKind.TABLE)
+
+    async def _tick_loop(self) -> None:
+        ticks = 0
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            try:
+                async with self.write_lock:
+                    ts = self.oracle.allocate_write_ts()
+                    self.compute.advance({}, self.table_ids(), ts + 1)
+                    self.oracle.applied(ts)
+                ticks += 1
+                if ticks % COMPACT_EVERY_TICKS == 0:
+                    for item in self.catalog.items():
+                        if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+                            await asyncio.to_thread(self.storage.compact, item.id)
+            except Exception:
+                log.exception("tick failed")
+
+    def read_ts(self) -> int:
+        return self.oracle.read_ts()
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    async def write_locked(self, updates: dict[str, pa.Table]) -> int:
+        """Commit row updates (batches of row columns + time + diff; time is overwritten) to tables
+        at one new timestamp. The caller holds `write_lock`. Durable when this returns."""
+        ts = self.oracle.allocate_write_ts()
+        timed: dict[str, pa.Table] = {}
+        for id, batch in updates.items():
+            batch = consolidate(advance_times(batch, ts))
+            if batch.num_rows:
+                timed[id] = batch
+        for id, batch in timed.items():
+            await asyncio.to_thread(self.storage.append, id, batch, ts + 1)
+        self.compute.advance(timed, self.table_ids(), ts + 1)
+        self.oracle.applied(ts)
+        return ts
+
+    async def write(self, updates: dict[str, pa.Table]) -> int:
+        async with self.write_lock:
+            return await self.write_locked(updates)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def check_readable(self, plan: Plan) -> None:
+        for id in collections_read(plan):
+            if id in self.errors:
+                raise self.errors[id]
+            if id not in self.compute.collections:
+                raise SqlError(SqlState.UNDEFINED_TABLE, f"relation {id} no longer exists")
+
+    async def peek(self, plan: Plan, ts: int | None = None) -> pa.Table:
+        self.check_readable(plan)
+        return await self.compute.peek(plan, self.read_ts() if ts is None else ts)
+
+    # -- DDL ------------------------------------------------------------------------------------
+
+    async def create_table(self, schema: str, name: str, columns: tuple[Column, ...], create_sql: str) -> CatalogItem:
+        async with self.write_lock:
+            item = self.catalog.create(ItemKind.TABLE, schema, name, columns, create_sql)
+            types = tuple(c.type for c in columns)
+            await asyncio.to_thread(self.storage.open, item.id, types)
+            self.compute.import_collection(item.id, types, self.read_ts() + 1)
+            return item
+
+    async def create_view(self, schema: str, name: str, columns: tuple[Column, ...], create_sql: str,
+                          definition: str, depends_on: tuple[str, ...]) -> CatalogItem:
+        async with self.write_lock:
+            return self.catalog.create(ItemKind.VIEW, schema, name, columns, create_sql,
+                                       definition=definition, depends_on=depends_on)
+
+    async def create_materialized_view(self, schema: str, name: str, columns: tuple[Column, ...],
+                                       create_sql: str, definition: str, depends_on: tuple[str, ...],
+                                       plan: Plan) -> CatalogItem:
+        async with self.write_lock:
+            item = self.catalog.create(ItemKind.MATERIALIZED_VIEW, schema, name, columns, create_sql,
+                                       definition=definition, depends_on=depends_on)
+            types = tuple(c.type for c in columns)
+            upper = await asyncio.to_thread(self.storage.open, item.id, types)
+            self.compute.import_collection(item.id, types, upper)
+            self._start_materialized_view(item, plan, self.read_ts())
+            return item
+
+    async def create_index(self, schema: str, name: str, on: CatalogItem, key: tuple[int, ...],
+                           create_sql: str) -> CatalogItem:
+        async with self.write_lock:
+            item = self.catalog.create(ItemKind.INDEX, schema, name, on.columns, create_sql,
+                                       depends_on=(on.id,), index_on=on.id, index_key=key)
+            self._start_index(item, self.read_ts())
+            return item
+
+    async def drop(self, ids: list[str], cascade: bool) -> list[CatalogItem]:
+        """Drop objects (and with cascade their dependents); 2BP01 if others depend on them."""
+        async with self.write_lock:
+            order = drop_closure(self.catalog, ids)
+            extra = [i for i in order if i not in ids]
+            if extra and not cascade:
+                item = self.catalog.get(ids[0])
+                dep = self.catalog.get(extra[0])
+                raise SqlError(SqlState.DEPENDENT_OBJECTS_STILL_EXIST,
+                               f'cannot drop {item.kind.value} "{item.name}": still depended upon by {dep.kind.value} "{dep.name}"',
+                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
+            dropped = [self.catalog.get(i) for i in order]
+            for item in dropped:
+                task = self._sinks.pop(item.id, None)
+                if task is not None:
+                    task.cancel()
+                self.compute.drop_dataflow(item.id)
+                self.compute.drop_collection(item.id)
+                self.errors.pop(item.id, None)
+            self.catalog.drop(order)
+            for item in dropped:
+                if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+                    await asyncio.to_thread(self.storage.drop, item.id)
+            return dropped

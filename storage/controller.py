@@ -1,0 +1,94 @@
+"""The storage controller: environmentd's owner of every persist shard.
+
+Tables are written here (the adapter's INSERT/UPDATE/DELETE, at timestamps from the oracle), and
+materialized views' dataflow output is written here by a self-correcting sink. All calls are
+synchronous disk work; environmentd runs them on a worker thread.
+
+Self-correction: when a materialized view's dataflow (re)starts at `as_of`, its first output is the
+view's full contents at `as_of`. The sink writes the difference between that and what the shard
+already holds, at the shard's upper; so a restart after a crash, or a replica that re-ran from a
+later time, converges the shard to the right contents without a gap or a duplicate.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow.batch import advance_times, consolidate
+from dataflow.types import SqlType
+from storage.persist import PersistClient
+
+
+def negate(batch: pa.Table) -> pa.Table:
+    return batch.set_column(batch.num_columns - 1, "diff", pc.negate(batch.column("diff")))
+
+
+class StorageController:
+    def __init__(self, persist: PersistClient) -> None:
+        self.persist = persist
+        self._shards: dict[str, object] = {}
+        self._uppers: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def open(self, id: str, types: tuple[SqlType, ...]) -> int:
+        """Open (creating if needed) a shard; returns its upper."""
+        shard = self.persist.open_shard(id, types)
+        with self._lock:
+            self._shards[id] = shard
+            self._uppers[id] = shard.upper()
+            return self._uppers[id]
+
+    def upper(self, id: str) -> int:
+        return self._uppers[id]
+
+    def append(self, id: str, batch: pa.Table, new_upper: int) -> None:
+        """Append updates with times in [upper, new_upper) and advance the shard's upper; durable on
+        return. The caller assigns times after the shard's upper (tables: the oracle's write ts)."""
+        shard = self._shards[id]
+        expected = self._uppers[id]
+        if new_upper <= expected:
+            if batch.num_rows:
+                raise AssertionError(f"append to {id} at {new_upper} <= upper {expected}")
+            return
+        shard.compare_and_append(batch, expected, new_upper)
+        self._uppers[id] = new_upper
+
+    def snapshot(self, id: str) -> pa.Table | None:
+        """The shard's current contents (at upper - 1), or None when it was never written."""
+        upper = self._uppers[id]
+        if upper == 0:
+            return None
+        return self._shards[id].snapshot(upper - 1)
+
+    def correct_and_append(self, id: str, desired_first: pa.Table, new_upper: int) -> pa.Table:
+        """The self-correcting write of a (re)started view: make the shard hold `desired_first`
+        (the dataflow's first step, times < new_upper) by writing the difference at times >= the
+        shard's upper. Returns the updates written."""
+        upper = self._uppers[id]
+        held = self.snapshot(id)
+        parts = [desired_first]
+        if held is not None and held.num_rows:
+            parts.append(negate(held))
+        diff = consolidate(advance_times(pa.concat_tables(parts), upper))
+        target = max(new_upper, upper + (1 if diff.num_rows else 0))
+        self.append(id, diff, target)
+        return diff
+
+    def drop(self, id: str) -> None:
+        with self._lock:
+            self._shards.pop(id, None)
+            self._uppers.pop(id, None)
+        self.persist.drop_shard(id)
+
+    def compact(self, id: str) -> None:
+        """Let persist merge the shard's batches, keeping history only from upper - 1."""
+        shard = self._shards.get(id)
+        if shard is None:
+            return
+        upper = self._uppers[id]
+        if upper > 1:
+            shard.downgrade_since(upper - 1)
+        shard.compact()
