@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from .blob import Blob, LocalBlob
 from .consensus import Consensus, SqliteConsensus, VersionedData
 from .errors import SchemaMismatch, ShardDropped
 from .parts import PartCache
-from .shard import Shard, consensus_key
+from .shard import Shard, consensus_key, part_written_at_ms
 from .state import ShardState
 
 # Appends compact inline once a shard has more batches than this (None: only explicit compact()).
@@ -77,6 +78,31 @@ class PersistClient:
         for part_key in self.blob.list_keys(f"{shard_id}/"):
             self.cache.discard(part_key)
             self.blob.delete(part_key)
+
+    def collect_garbage(self, shard_id: str, grace_s: float = 3600.0) -> int:
+        """Delete parts no state references (left by crashed writers or lost races) that are
+        older than `grace_s`, so a writer between its part write and its CAS is never robbed.
+        Returns how many parts were deleted."""
+        state = self.shard_state(shard_id)
+        if state is None:
+            return 0
+        live = state.part_keys
+        cutoff_ms = (time.time() - grace_s) * 1000
+        deleted = 0
+        for key in self.blob.list_keys(f"{shard_id}/"):
+            written = part_written_at_ms(key)
+            if key not in live and written is not None and written <= cutoff_ms:
+                self.blob.delete(key)
+                deleted += 1
+        return deleted
+
+    def shard_state(self, shard_id: str) -> ShardState | None:
+        """The shard's current state without type checks (None if absent or dropped)."""
+        head = self.consensus.head(consensus_key(shard_id))
+        if head is None:
+            return None
+        state = ShardState.decode(shard_id, head.seqno, head.data)
+        return None if state.tombstone else state
 
     def list_shards(self) -> list[str]:
         """Ids of all live (not dropped) shards."""

@@ -52,6 +52,18 @@ def consensus_key(shard_id: str) -> str:
     return f"shard/{shard_id}"
 
 
+def part_key(shard_id: str) -> str:
+    """A fresh blob key; the leading wall-clock millis let garbage collection spare parts that a
+    live writer may still be about to reference."""
+    return f"{shard_id}/{int(_time.time() * 1000):013d}-{uuid.uuid4().hex}.parquet"
+
+
+def part_written_at_ms(key: str) -> int | None:
+    name = key.rpartition("/")[2]
+    stamp = name.partition("-")[0]
+    return int(stamp) if len(stamp) == 13 and stamp.isdigit() else None
+
+
 class Shard:
     def __init__(self, client: "PersistClient", shard_id: str, types: Sequence[SqlType]) -> None:
         self.client = client
@@ -278,7 +290,7 @@ class Shard:
                 return new.with_seqno(seqno)
 
     def _write_part(self, table: pa.Table) -> PartDesc:
-        key = f"{self.shard_id}/{uuid.uuid4().hex}.parquet"
+        key = part_key(self.shard_id)
         self.client.blob.set(key, encode_part(table))
         self.client.cache.put(key, table)
         lo, hi = time_bounds(table)

@@ -89,3 +89,16 @@ def test_crash_during_compaction_keeps_shard_intact(seeded, request, when):
     assert as_counter(shard.updates_between(1, 2)) == {(2, "b", 1): 1}
     assert shard.compact(max_batches=1) is (when == "before")
     assert as_counter(shard.snapshot(1)) == {(2, "b", 1): 1}
+
+
+def test_collect_garbage_removes_only_old_unreferenced_parts(seeded, request):
+    run_crashing_child(seeded, "append", "before", request.path.parent)
+    client = PersistClient.open_local(seeded)
+    shard = client.open_shard("t1", TYPES)
+    live = shard.state().part_keys
+    assert len(client.blob.list_keys("t1/")) == len(live) + 1
+    assert client.collect_garbage("t1") == 0  # within the grace period: maybe a live writer's
+    assert client.collect_garbage("t1", grace_s=0) == 1
+    assert set(client.blob.list_keys("t1/")) == live
+    assert as_counter(shard.snapshot(1)) == {(2, "b", 1): 1}
+    assert client.collect_garbage("nonexistent", grace_s=0) == 0
