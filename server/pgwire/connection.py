@@ -169,7 +169,6 @@ class Connection:
         if self.stream.closed:
             return
         try:
-            self._out.clear()
             self._send(p.error_response(err, "FATAL"))
             self.stream.write(b"".join(self._out))
             self._out.clear()
@@ -328,6 +327,8 @@ class Connection:
             except SqlError as e:
                 self._send_error(e)
                 self._skip_until_sync = True
+                await self._flush()  # like PostgreSQL: errors go out at once, not at Sync
+                continue
             await self._maybe_flush()
 
     def _send_error(self, e: SqlError) -> None:

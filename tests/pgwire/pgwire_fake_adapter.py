@@ -202,7 +202,7 @@ class FakeAdapter:
             opts = m.group(2)
             return CopyOut(GENERATE_COLUMNS, _once(_generate(int(m.group(1)))),
                            format="csv" if "csv" in opts else "text", header="header" in opts)
-        if low.startswith("copy sink"):
+        if re.match(r"copy \"?sink\"?", low):
             async def finish(data: bytes) -> str:
                 self.copied.append(data)
                 return "COPY %d" % data.count(b"\n")
