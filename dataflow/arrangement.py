@@ -1,0 +1,196 @@
+"""Arrangements: multi-version indexed collections of updates.
+
+An arrangement keeps every update of a collection in a *spine* of immutable batches, each sorted
+by the 64-bit hash of the key columns (the key columns stay in the batch so matches are checked
+for real equality). New batches are appended and merged geometrically like an LSM tree: whenever
+the newest batch is at least half the size of the one before it, the two are merged, advancing
+times to `since` and consolidating, so cancelled updates disappear. A probe finds its matches by
+binary search on the sorted hashes (`numpy.searchsorted`), so work follows the probe, not the
+state.
+
+>>> from dataflow.types import INT8, TEXT
+>>> from dataflow.batch import batch_from_rows, rows_of
+>>> a = Arrangement(key=(0,))
+>>> a.insert(batch_from_rows([(1, "x"), (2, "y")], [INT8, TEXT], time=1))
+>>> a.insert(batch_from_rows([(1, "x")], [INT8, TEXT], time=2, diff=-1))
+>>> rows_of(a.snapshot(2))
+[(2, 'y')]
+>>> rows_of(a.lookup(batch_from_rows([(2,)], [INT8], time=0), (0,)))
+[(2, 'y')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow.batch import DIFF, TIME, advance_times, consolidate, hash_columns, with_names
+
+HASH = "__hash"
+
+
+@dataclass
+class _SpineBatch:
+    table: pa.Table  # c0..cN-1, time, diff, __hash; sorted by __hash
+    hashes: np.ndarray
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+
+def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence[int],
+               nulls_equal: bool = True) -> np.ndarray:
+    """Row-wise equality of key columns of two equally long tables (NULL = NULL if asked)."""
+    from dataflow.scalar import _comparable  # local import: scalar is heavier and imports us not
+
+    eq = np.ones(a.num_rows, dtype=bool)
+    for ca, cb in zip(a_cols, b_cols):
+        x, y = a.column(ca), b.column(cb)
+        x = x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+        y = y.combine_chunks() if isinstance(y, pa.ChunkedArray) else y
+        x, y = _comparable(x, y)
+        e = pc.equal(x, y)
+        if nulls_equal:
+            e = pc.if_else(pc.and_(x.is_null(), y.is_null()), True, e)
+        eq &= pc.fill_null(e, False).to_numpy(zero_copy_only=False)
+    return eq
+
+
+def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For probe i with match range [lo[i], hi[i]): (probe index, matched position) pairs."""
+    counts = hi - lo
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    probe = np.repeat(np.arange(len(lo)), counts)
+    starts = np.cumsum(counts) - counts
+    pos = np.repeat(lo, counts) + (np.arange(total) - np.repeat(starts, counts))
+    return probe, pos
+
+
+class Arrangement:
+    """Updates indexed by the hash of `key` columns, in a geometrically merged spine."""
+
+    def __init__(self, key: Sequence[int], since: int = 0) -> None:
+        self.key = tuple(key)
+        self.since = since
+        self.spine: list[_SpineBatch] = []
+        self.schema: pa.Schema | None = None
+
+    def __len__(self) -> int:
+        return sum(len(b) for b in self.spine)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def insert(self, batch: pa.Table) -> None:
+        if batch.num_rows == 0:
+            return
+        batch = with_names(batch)
+        if self.schema is None:
+            self.schema = batch.schema
+        elif batch.schema != self.schema:
+            batch = batch.cast(self.schema)
+        h = hash_columns(batch, self.key)
+        table = batch.append_column(HASH, pa.array(h))
+        self._push(self._build(table))
+
+    def _build(self, table: pa.Table) -> _SpineBatch | None:
+        table = advance_times(table, self.since) if self.since else table
+        table = consolidate(table)
+        if table.num_rows == 0:
+            return None
+        h = table[HASH].to_numpy()
+        order = np.argsort(h, kind="stable")
+        table = table.take(pa.array(order))
+        return _SpineBatch(table, h[order])
+
+    def _push(self, b: _SpineBatch | None) -> None:
+        if b is not None:
+            self.spine.append(b)
+        while len(self.spine) >= 2 and 2 * len(self.spine[-1]) >= len(self.spine[-2]):
+            y = self.spine.pop()
+            x = self.spine.pop()
+            merged = self._build(pa.concat_tables([x.table, y.table]))
+            if merged is not None:
+                self.spine.append(merged)
+
+    def compact(self, since: int) -> None:
+        """Allow times before `since` to be forgotten: they read as `since` from now on and are
+        physically advanced (and consolidated) when batches merge."""
+        self.since = max(self.since, since)
+
+    def compact_now(self) -> None:
+        """Merge the whole spine into one consolidated batch at the current `since`."""
+        if len(self.spine) > 1 or (self.spine and self.since):
+            merged = self._build(pa.concat_tables([b.table for b in self.spine]))
+            self.spine = [merged] if merged is not None else []
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _finish(self, tables: list[pa.Table]) -> pa.Table:
+        if not tables:
+            return self.empty()
+        out = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        out = out.drop_columns([HASH])
+        return advance_times(out, self.since) if self.since else out
+
+    def empty(self) -> pa.Table:
+        if self.schema is None:
+            return pa.table({TIME: pa.array([], pa.uint64()), DIFF: pa.array([], pa.int64())})
+        return self.schema.empty_table()
+
+    def matches(self, probe: pa.Table, probe_key: Sequence[int], nulls_equal: bool = True
+                ) -> tuple[np.ndarray, pa.Table]:
+        """Every stored update whose key equals a probe row's key: (probe row index per match,
+        the matched updates). Times are read as of `since`."""
+        if probe.num_rows == 0 or not self.spine:
+            return np.zeros(0, np.int64), self.empty()
+        ph = hash_columns(probe, probe_key)
+        probe_idx, found = [], []
+        for b in self.spine:
+            lo = np.searchsorted(b.hashes, ph, side="left")
+            hi = np.searchsorted(b.hashes, ph, side="right")
+            pi, pos = expand_ranges(lo, hi)
+            if len(pi):
+                probe_idx.append(pi)
+                found.append(b.table.take(pa.array(pos)))
+        if not found:
+            return np.zeros(0, np.int64), self.empty()
+        pidx = np.concatenate(probe_idx)
+        table = pa.concat_tables(found) if len(found) > 1 else found[0]
+        # Hash equality is not key equality: check the key columns themselves.
+        ok = keys_equal(probe.take(pa.array(pidx)), probe_key, table, self.key, nulls_equal)
+        if not ok.all():
+            pidx, table = pidx[ok], table.filter(pa.array(ok))
+        return pidx, self._finish([table])
+
+    def lookup(self, keys_batch: pa.Table, key_cols: Sequence[int]) -> pa.Table:
+        """The stored updates whose key matches any row of `keys_batch` (each match once)."""
+        if keys_batch.num_rows == 0:
+            return self.empty()
+        # Probe each distinct key once so duplicates in the probe don't duplicate matches.
+        cols = [keys_batch.column(c) for c in key_cols]
+        names = [f"k{i}" for i in range(len(cols))]
+        if cols:
+            distinct = pa.Table.from_arrays(cols, names=names).group_by(names, use_threads=False).aggregate([])
+            distinct = distinct.select(names)
+        else:
+            distinct = pa.table({"k": pa.array([0])})
+        _, table = self.matches(distinct, list(range(len(key_cols))))
+        return table
+
+    def updates(self) -> pa.Table:
+        """Every stored update (times read as of `since`), unconsolidated across batches."""
+        return self._finish([b.table for b in self.spine])
+
+    def snapshot(self, as_of: int) -> pa.Table:
+        """The collection's contents at `as_of`, consolidated, all at time `as_of`."""
+        all_updates = self.updates()
+        if all_updates.num_rows == 0:
+            return all_updates
+        visible = all_updates.filter(pc.less_equal(all_updates[TIME], pa.scalar(as_of, pa.uint64())))
+        return consolidate(advance_times(visible, as_of))

@@ -1,0 +1,183 @@
+"""Update batches: Arrow tables of `(row columns c0..cN-1, time uint64, diff int64)`.
+
+Everything here works on whole columns (pyarrow.compute / NumPy); nothing loops per row.
+
+>>> from dataflow.types import INT8, TEXT
+>>> b = batch_from_rows([(1, "a"), (1, "a"), (2, None)], [INT8, TEXT], time=5)
+>>> rows_of(consolidate(b))
+[(1, 'a'), (2, None)]
+>>> consolidate(b)["diff"].to_pylist()
+[2, 1]
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow.types import SqlType, arrow_schema
+
+TIME = "time"
+DIFF = "diff"
+
+# Odd 64-bit constants used to mix per-column hashes into one row hash.
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+_NULL_HASH = np.uint64(0x5BD1E9955BD1E995)
+
+
+def row_names(batch: pa.Table) -> list[str]:
+    """The row column names of an update batch (everything but time and diff)."""
+    return [n for n in batch.column_names if n not in (TIME, DIFF)]
+
+
+def row_count(batch: pa.Table) -> int:
+    return len(row_names(batch))
+
+
+def empty_batch(types: Sequence[SqlType]) -> pa.Table:
+    return arrow_schema(list(types)).empty_table()
+
+
+def empty_like(batch: pa.Table) -> pa.Table:
+    return batch.schema.empty_table()
+
+
+def batch_from_rows(rows: list[tuple], types: Sequence[SqlType], time: int, diff: int = 1) -> pa.Table:
+    """Build a batch from Python rows, all at `time` with multiplicity change `diff`."""
+    schema = arrow_schema(list(types))
+    n = len(rows)
+    cols = [pa.array([r[i] for r in rows], type=t.arrow) for i, t in enumerate(types)]
+    cols.append(pa.array(np.full(n, time, dtype=np.uint64)))
+    cols.append(pa.array(np.full(n, diff, dtype=np.int64)))
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def with_names(batch: pa.Table) -> pa.Table:
+    """Rename columns to the canonical c0..cN-1, time, diff (zero-copy)."""
+    n = batch.num_columns - 2
+    names = [f"c{i}" for i in range(n)] + [TIME, DIFF]
+    return batch if batch.column_names == names else batch.rename_columns(names)
+
+
+def make_batch(columns: Sequence[pa.Array | pa.ChunkedArray], time, diff) -> pa.Table:
+    """Assemble row columns plus time/diff arrays into a canonical update batch."""
+    arrays = list(columns) + [time, diff]
+    names = [f"c{i}" for i in range(len(columns))] + [TIME, DIFF]
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def consolidate(batch: pa.Table) -> pa.Table:
+    """Sum the diffs of identical (row, time) pairs and drop the ones that cancel out.
+
+    Uses Arrow's hash aggregation, which groups NULLs together (as a multiset should)."""
+    if batch.num_rows == 0:
+        return batch
+    keys = [n for n in batch.column_names if n != DIFF]
+    grouped = batch.group_by(keys, use_threads=False).aggregate([(DIFF, "sum")])
+    grouped = grouped.filter(pc.not_equal(grouped[f"{DIFF}_sum"], 0))
+    cols = [grouped[f"{DIFF}_sum"] if n == DIFF else grouped[n] for n in batch.column_names]
+    out = pa.Table.from_arrays(cols, names=batch.column_names)
+    return out.cast(batch.schema) if out.schema != batch.schema else out
+
+
+def advance_times(batch: pa.Table, as_of: int) -> pa.Table:
+    """time = max(time, as_of): updates before the as_of are observed at the as_of."""
+    if batch.num_rows == 0:
+        return batch
+    idx = batch.schema.get_field_index(TIME)
+    times = pc.max_element_wise(batch[TIME], pa.scalar(as_of, pa.uint64()))
+    return batch.set_column(idx, batch.schema.field(idx), times)
+
+
+def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """A uint64 hash per value that depends only on the value (not its storage width):
+    every integer width hashes as int64, every float as float64, decimals by their float value
+    (equal decimals of different scales hash alike; collisions are checked by callers)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    t = col.type
+    n = len(col)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    if pa.types.is_dictionary(t):
+        col = col.dictionary_decode()
+        t = col.type
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        vals = pc.fill_null(col.cast(pa.int64()), 0).to_numpy()
+    elif pa.types.is_floating(t):
+        vals = pc.fill_null(col.cast(pa.float64()), 0.0).to_numpy()
+        vals = np.where(vals == 0.0, 0.0, vals)  # -0.0 == 0.0 in SQL
+    elif pa.types.is_decimal(t):
+        vals = pc.fill_null(col.cast(pa.float64(), safe=False), 0.0).to_numpy()
+    elif pa.types.is_temporal(t):
+        vals = pc.fill_null(col.cast(pa.int64()), 0).to_numpy()
+        vals = vals.astype(np.int64)
+    else:
+        # Strings (and anything else): hash the distinct values once, then gather.
+        enc = pc.dictionary_encode(col)
+        uniq = enc.dictionary.to_numpy(zero_copy_only=False)
+        hu = pd.util.hash_array(uniq.astype(object), categorize=False) if len(uniq) else np.zeros(0, np.uint64)
+        idx = pc.fill_null(enc.indices, 0).to_numpy()
+        h = hu[idx] if len(hu) else np.zeros(n, dtype=np.uint64)
+        if col.null_count:
+            h = np.where(col.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, h)
+        return h
+    h = pd.util.hash_array(np.ascontiguousarray(vals), categorize=False)
+    if col.null_count:
+        h = np.where(col.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, h)
+    return h
+
+
+def hash_columns(batch: pa.Table, columns: Sequence[int]) -> np.ndarray:
+    """A deterministic uint64 hash of the given row columns per row (same across processes)."""
+    n = batch.num_rows
+    h = np.full(n, np.uint64(0x2545F4914F6CDD1D), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for c in columns:
+            h = (h ^ _column_hash(batch.column(c))) * _MIX
+            h ^= h >> np.uint64(29)
+    return h
+
+
+def partition(batch: pa.Table, columns: Sequence[int], parts: int) -> list[pa.Table]:
+    """Split a batch into `parts` by hash of the key columns (part = hash % parts)."""
+    if parts == 1:
+        return [batch]
+    if batch.num_rows == 0:
+        return [batch] * parts
+    dest = (hash_columns(batch, columns) % np.uint64(parts)).astype(np.int64)
+    order = np.argsort(dest, kind="stable")
+    bounds = np.searchsorted(dest[order], np.arange(parts + 1))
+    taken = batch.take(pa.array(order))
+    return [taken.slice(bounds[i], bounds[i + 1] - bounds[i]) for i in range(parts)]
+
+
+def rows_of(batch: pa.Table) -> list[tuple]:
+    """Row columns only, as Python tuples (for results at the edge of the system)."""
+    names = row_names(batch)
+    if not names:
+        return [()] * batch.num_rows
+    cols = [batch[n].to_pylist() for n in names]
+    return list(zip(*cols))
+
+
+def concat(batches: Sequence[pa.Table], schema: pa.Schema | None = None) -> pa.Table:
+    """Concatenate batches with the same column layout (types are unified to the first)."""
+    batches = [b for b in batches if b is not None]
+    if not batches:
+        assert schema is not None
+        return schema.empty_table()
+    target = schema or batches[0].schema
+    fixed = [b if b.schema == target else b.rename_columns(target.names).cast(target) for b in batches]
+    if len(fixed) == 1:
+        return fixed[0]
+    return pa.concat_tables(fixed)
+
+
+def negate(batch: pa.Table) -> pa.Table:
+    idx = batch.schema.get_field_index(DIFF)
+    return batch.set_column(idx, batch.schema.field(idx), pc.negate(batch[DIFF]))

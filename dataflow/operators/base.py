@@ -1,0 +1,77 @@
+"""What every operator shares: the per-step context, the per-dataflow runtime, error capture."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import pyarrow as pa
+
+from dataflow.batch import TIME, concat
+from dataflow.errors import SqlError
+from dataflow.exchange import Exchange
+
+
+@dataclass
+class Runtime:
+    """Per-dataflow services: the exchange, the as_of, and the evaluation errors seen."""
+
+    exchange: Exchange
+    as_of: int
+    errors: list[SqlError] = field(default_factory=list)
+
+    def shuffle(self, channel: str, batch: pa.Table, key: Sequence[int]) -> pa.Table:
+        if self.exchange.worker_count == 1:
+            return batch
+        return self.exchange.shuffle(channel, batch, tuple(key))
+
+    def guarded(self, schema: pa.Schema, fn: Callable[[], pa.Table]) -> pa.Table:
+        """Run local (non-exchanging) work; on a SqlError record it and yield an empty batch so
+        every worker still makes every later shuffle call."""
+        try:
+            return fn()
+        except SqlError as e:
+            self.errors.append(e)
+            return schema.empty_table()
+
+
+@dataclass
+class StepContext:
+    inputs: dict[str, pa.Table]
+    upper: int
+    first: bool
+
+
+class Operator:
+    schema: pa.Schema
+
+    def step(self, ctx: StepContext) -> pa.Table:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def split_by_time(batch: pa.Table) -> list[tuple[int, pa.Table]]:
+    """The batch's updates grouped by distinct time, in ascending time order."""
+    if batch.num_rows == 0:
+        return []
+    times = batch[TIME].to_numpy()
+    if (times == times[0]).all():
+        return [(int(times[0]), batch)]
+    order = np.argsort(times, kind="stable")
+    st = times[order]
+    uniq, starts = np.unique(st, return_index=True)
+    ends = np.append(starts[1:], len(st))
+    sorted_batch = batch.take(pa.array(order))
+    return [(int(t), sorted_batch.slice(s, e - s)) for t, s, e in zip(uniq, starts, ends)]
+
+
+def at_time(table: pa.Table, time: int, diff: np.ndarray | None = None) -> pa.Table:
+    """Row columns of `table` (no time/diff) stamped with `time` and `diff` (default +1)."""
+    n = table.num_rows
+    d = np.ones(n, np.int64) if diff is None else diff.astype(np.int64)
+    names = [f"c{i}" for i in range(table.num_columns)] + ["time", "diff"]
+    return pa.Table.from_arrays(list(table.columns) + [pa.array(np.full(n, time, np.uint64)), pa.array(d)],
+                                names=names)
+
+
+__all__ = ["Runtime", "StepContext", "Operator", "split_by_time", "at_time", "concat"]

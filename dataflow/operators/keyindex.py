@@ -1,0 +1,74 @@
+"""KeyIndex: a vectorised dictionary from key tuples to dense slot numbers.
+
+Stateful per-key operators (reduce, distinct, threshold) keep their state in NumPy arrays
+indexed by slot. The index holds the sorted 64-bit key hashes (found by `searchsorted`) and the
+key rows themselves in slot order; after a hash match the key columns are compared, and a
+genuine 64-bit collision is reported as an internal error instead of silently merging groups.
+
+>>> from dataflow.batch import batch_from_rows
+>>> from dataflow.types import TEXT
+>>> ix = KeyIndex(1)
+>>> ix.slots_for(batch_from_rows([("a",), ("b",), ("a",), (None,)], [TEXT], 0).select(["c0"])).tolist()
+[0, 1, 0, 2]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from dataflow.arrangement import keys_equal
+from dataflow.batch import hash_columns
+from dataflow.errors import SqlError, SqlState
+
+
+class KeyIndex:
+    def __init__(self, arity: int) -> None:
+        self.arity = arity
+        self.size = 0
+        self._hashes = np.zeros(0, np.uint64)  # sorted
+        self._slots = np.zeros(0, np.int64)    # slot of each sorted hash
+        self._keys: pa.Table | None = None      # key rows in slot order
+
+    def keys(self, slots: np.ndarray) -> pa.Table:
+        """The key rows of the given slots."""
+        if self.arity == 0:
+            return pa.table({})
+        assert self._keys is not None
+        return self._keys.take(pa.array(slots))
+
+    def slots_for(self, keys: pa.Table) -> np.ndarray:
+        """Slot per key row, allocating slots for keys never seen before."""
+        n = keys.num_rows
+        if self.arity == 0:
+            self.size = max(self.size, 1)
+            return np.zeros(n, np.int64)
+        keys = keys.rename_columns([f"k{i}" for i in range(self.arity)])
+        h = hash_columns(keys, range(self.arity))
+        pos = np.searchsorted(self._hashes, h)
+        posc = np.minimum(pos, max(len(self._hashes) - 1, 0))
+        found = (pos < len(self._hashes)) & (self._hashes[posc] == h) if len(self._hashes) else np.zeros(n, bool)
+        slots = np.full(n, -1, np.int64)
+        slots[found] = self._slots[posc[found]]
+        if not found.all():
+            new_idx = np.flatnonzero(~found)
+            uniq, first, inv = np.unique(h[new_idx], return_index=True, return_inverse=True)
+            new_slots = self.size + np.arange(len(uniq))
+            slots[new_idx] = new_slots[inv]
+            self.size += len(uniq)
+            new_keys = keys.take(pa.array(new_idx[first]))
+            if self._keys is None:
+                self._keys = new_keys
+            else:
+                self._keys = pa.concat_tables([self._keys, new_keys.cast(self._keys.schema)])
+                if self._keys.column(0).num_chunks > 64:
+                    self._keys = self._keys.combine_chunks()
+            allh = np.concatenate([self._hashes, uniq])
+            alls = np.concatenate([self._slots, new_slots])
+            order = np.argsort(allh, kind="stable")
+            self._hashes, self._slots = allh[order], alls[order]
+        stored = self.keys(slots)
+        cols = list(range(self.arity))
+        if not keys_equal(keys, cols, stored, cols, nulls_equal=True).all():
+            raise SqlError(SqlState.INTERNAL_ERROR, "64-bit hash collision between distinct group keys")
+        return slots

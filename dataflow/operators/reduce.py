@@ -1,0 +1,288 @@
+"""Reduce (GROUP BY with aggregates) and Distinct.
+
+State lives per group *slot* (see KeyIndex):
+  * every group: the accumulated row count (a group with count 0 has no output row);
+  * count/sum/avg: NumPy accumulators (non-null counts; float sums, or exact sums of unscaled
+    integers as Python ints for integer and numeric inputs), updated with `np.add.reduceat`;
+  * min/max and DISTINCT aggregates: the multiset of (slot, value) in an Arrangement, from which
+    the touched groups are recomputed (retractions make min/max non-invertible).
+
+A step is processed time by time in ascending order (a loop over distinct *times*). At each time
+the touched groups' old output is computed, the time's updates applied, the new output computed,
+and for every group that changed a retraction of the old row and an insertion of the new one
+are emitted at that time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow.arrangement import Arrangement
+from dataflow.batch import DIFF, concat
+from dataflow.decimal_util import div_round, from_unscaled, rescale, scale_of, to_unscaled
+from dataflow.errors import SqlError, SqlState
+from dataflow.expr import AggregateExpr
+from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
+from dataflow.operators.keyindex import KeyIndex
+from dataflow.scalar import compile_expr, conform
+from dataflow.types import SqlType, TypeKind
+
+
+def _grow(a: np.ndarray, size: int) -> np.ndarray:
+    if len(a) >= size:
+        return a
+    fill = 0 if a.dtype != object else 0
+    extra = np.full(max(size, 2 * len(a)) - len(a), fill, dtype=a.dtype)
+    return np.concatenate([a, extra])
+
+
+class _Segments:
+    """The rows of one time sorted by slot, with segment starts for np.add.reduceat."""
+
+    def __init__(self, slots: np.ndarray) -> None:
+        self.order = np.argsort(slots, kind="stable")
+        s = slots[self.order]
+        self.touched, self.starts = np.unique(s, return_index=True)
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values[self.order], self.starts) if len(self.starts) else values[:0]
+
+
+class _Accumulating:
+    """count / sum / avg without DISTINCT: per-slot accumulators."""
+
+    def __init__(self, agg: AggregateExpr) -> None:
+        self.agg = agg
+        self.nn = np.zeros(0, np.int64)
+        self.float = agg.arg is not None and agg.func in ("sum", "avg") and (
+            agg.type.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8))
+        self.sums = np.zeros(0, np.float64 if self.float else object)
+        self.in_scale = 0
+
+    def grow(self, size: int) -> None:
+        self.nn = _grow(self.nn, size)
+        self.sums = _grow(self.sums, size)
+
+    def apply(self, seg: _Segments, values: pa.Array | None, diff: np.ndarray) -> None:
+        t = seg.touched
+        if values is None:
+            return
+        valid = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else np.ones(len(diff), bool)
+        self.nn[t] += seg.sum(np.where(valid, diff, 0))
+        if self.agg.func == "count":
+            return
+        if self.float:
+            v = pc.fill_null(values.cast(pa.float64()), 0.0).to_numpy()
+            self.sums[t] += seg.sum(v * diff)
+        else:
+            self.in_scale = scale_of(values.type)
+            v, _ = to_unscaled(values)
+            self.sums[t] += seg.sum(v * diff)
+
+    def result(self, slots: np.ndarray, counts: np.ndarray) -> pa.Array:
+        agg, out = self.agg, self.agg.type
+        if agg.func == "count_star":
+            return pa.array(counts[slots], pa.int64())
+        nn = self.nn[slots]
+        if agg.func == "count":
+            return pa.array(nn, pa.int64())
+        valid = nn > 0
+        sums = self.sums[slots]
+        if self.float:
+            vals = sums / np.where(valid, nn, 1) if agg.func == "avg" else sums
+            return pc.if_else(pa.array(valid), pa.array(vals, pa.float64()), None).cast(out.arrow)
+        if agg.func == "avg":
+            s_out = out.effective_scale if out.kind is TypeKind.NUMERIC else 0
+            num = rescale(sums, self.in_scale, s_out + 0)
+            res = div_round(num, np.where(valid, nn, 1).astype(object)) if len(num) else num
+            if out.kind is TypeKind.NUMERIC:
+                return from_unscaled(res, valid, s_out)
+            return pc.if_else(pa.array(valid), pa.array(res.astype(np.float64)), None).cast(out.arrow)
+        # sum
+        if out.is_integer:
+            info = np.iinfo(out.arrow.to_pandas_dtype())
+            whole = rescale(sums, self.in_scale, 0)
+            if len(whole) and ((whole < info.min) | (whole > info.max)).any():
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE,
+                               f"{'bigint' if out.kind is TypeKind.INT8 else 'integer'} out of range")
+            arr = pa.array(np.where(valid, whole, 0).astype(np.int64))
+            return pc.if_else(pa.array(valid), arr, None).cast(out.arrow)
+        if out.kind is TypeKind.NUMERIC:
+            return from_unscaled(rescale(sums, self.in_scale, out.effective_scale), valid, out.effective_scale)
+        return pc.if_else(pa.array(valid), pa.array(sums.astype(np.float64)), None).cast(out.arrow)
+
+
+class _FromMultiset:
+    """min / max / any DISTINCT aggregate: recomputed for touched groups from the (slot, value)
+    multiset, which is kept in an Arrangement keyed by slot."""
+
+    def __init__(self, agg: AggregateExpr) -> None:
+        self.agg = agg
+        self.trace = Arrangement(key=(0,))
+
+    def insert(self, slots: np.ndarray, values: pa.Array, diff: np.ndarray, time: int) -> None:
+        valid = values.is_valid()
+        t = pa.table({"c0": pa.array(slots, pa.int64()), "c1": values,
+                      "time": pa.array(np.full(len(slots), time, np.uint64)), "diff": pa.array(diff)})
+        self.trace.insert(t.filter(valid) if values.null_count else t)
+
+    def result(self, touched: np.ndarray) -> pa.Array:
+        agg, out = self.agg, self.agg.type
+        probe = pa.table({"c0": pa.array(touched, pa.int64())})
+        ups = self.trace.lookup(probe, (0,))
+        n = len(touched)
+        if ups.num_rows:
+            g = ups.group_by(["c0", "c1"], use_threads=False).aggregate([("diff", "sum")])
+            g = g.filter(pc.greater(g["diff_sum"], 0))
+        if not ups.num_rows or not g.num_rows:
+            if agg.func in ("count",):
+                return pa.array(np.zeros(n, np.int64))
+            return pa.nulls(n, out.arrow)
+        func = {"min": "min", "max": "max", "count": "count", "sum": "sum", "avg": "sum"}[agg.func]
+        values = g["c1"]
+        if agg.func in ("sum", "avg") and pa.types.is_integer(values.type):
+            values = values.cast(pa.decimal128(38, 0))
+        gt = pa.table({"slot": g["c0"], "v": values})
+        if agg.func == "avg":
+            r = gt.group_by("slot", use_threads=False).aggregate([("v", "sum"), ("v", "count")])
+        else:
+            r = gt.group_by("slot", use_threads=False).aggregate([("v", func)])
+        rs = r["slot"].to_numpy()
+        order = np.argsort(rs)
+        pos = np.searchsorted(rs[order], touched)
+        posc = np.minimum(pos, len(rs) - 1)
+        present = rs[order][posc] == touched
+        take = pa.array(order[posc])
+        if agg.func == "avg":
+            sums = r["v_sum"].combine_chunks().take(take)
+            cnt = r["v_count"].combine_chunks().take(take).to_numpy()
+            if pa.types.is_floating(sums.type):
+                res = pa.array(sums.to_numpy(zero_copy_only=False) / np.maximum(cnt, 1))
+            else:
+                s_out = out.effective_scale
+                v, _ = to_unscaled(sums)
+                res = from_unscaled(div_round(rescale(v, scale_of(sums.type), s_out),
+                                              np.maximum(cnt, 1).astype(object)), present, s_out)
+        else:
+            res = r[f"v_{func}"].combine_chunks().take(take)
+        res = conform(res, out)
+        fill = pa.scalar(0, out.arrow) if agg.func == "count" else pa.scalar(None, out.arrow)
+        return pc.if_else(pa.array(present), res, fill)
+
+
+class ReduceOp(Operator):
+    def __init__(self, input: Operator, group_key: tuple[int, ...], aggregates: tuple[AggregateExpr, ...],
+                 schema: pa.Schema, rt: Runtime, path: str):
+        self.input, self.key, self.aggs = input, tuple(group_key), tuple(aggregates)
+        self.schema, self.rt, self.path = schema, rt, path
+        self.index = KeyIndex(len(self.key))
+        self.counts = np.zeros(0, np.int64)
+        self.arg_fns = [compile_expr(a.arg) if a.arg is not None else None for a in self.aggs]
+        self.states: list[_Accumulating | _FromMultiset] = [
+            _FromMultiset(a) if (a.distinct and a.func != "count_star") or a.func in ("min", "max")
+            else _Accumulating(a) for a in self.aggs]
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        delta = self.rt.shuffle(f"{self.path}/reduce", self.input.step(ctx), self.key)
+        return self.rt.guarded(self.schema, lambda: self._apply(delta, ctx.upper))
+
+    def _outputs(self, touched: np.ndarray) -> tuple[list[pa.Array], np.ndarray]:
+        exists = self.counts[touched] > 0
+        cols = []
+        for st in self.states:
+            cols.append(st.result(touched, self.counts) if isinstance(st, _Accumulating) else st.result(touched))
+        return cols, exists
+
+    def _apply(self, delta: pa.Table, upper: int) -> pa.Table:
+        out = []
+        for time, sub in split_by_time(delta):
+            args = [f(sub) if f is not None else None for f in self.arg_fns]
+            slots = self.index.slots_for(sub.select([sub.column_names[k] for k in self.key]))
+            self.counts = _grow(self.counts, self.index.size)
+            for st in self.states:
+                if isinstance(st, _Accumulating):
+                    st.grow(self.index.size)
+            seg = _Segments(slots)
+            touched = seg.touched
+            old_cols, old_exists = self._outputs(touched)
+            diff = sub[DIFF].to_numpy()
+            self.counts[touched] += seg.sum(diff)
+            for st, a in zip(self.states, args):
+                if isinstance(st, _Accumulating):
+                    st.apply(seg, a, diff)
+                else:
+                    st.insert(slots, a, diff, time)
+            new_cols, new_exists = self._outputs(touched)
+            out.extend(self._emit(touched, time, old_cols, old_exists, new_cols, new_exists))
+        for st in self.states:
+            if isinstance(st, _FromMultiset):
+                st.trace.compact(upper)
+        return concat(out, schema=self.schema)
+
+    def _emit(self, touched, time, old_cols, old_exists, new_cols, new_exists) -> list[pa.Table]:
+        changed = np.zeros(len(touched), bool)
+        for a, b in zip(old_cols, new_cols):
+            same = pc.if_else(pc.and_(a.is_null(), b.is_null()), True, pc.equal(a, b))
+            changed |= ~pc.fill_null(same, False).to_numpy(zero_copy_only=False)
+        retract = old_exists & (~new_exists | changed)
+        insert = new_exists & (~old_exists | changed)
+        keys = self.index.keys(touched)
+        parts = []
+        for mask, cols, d in ((retract, old_cols, -1), (insert, new_cols, 1)):
+            if mask.any():
+                m = pa.array(mask)
+                row = [keys.column(i).filter(m) for i in range(keys.num_columns)] + [c.filter(m) for c in cols]
+                n = int(mask.sum())
+                if row:
+                    t = pa.Table.from_arrays(row, names=[f"c{i}" for i in range(len(row))])
+                    parts.append(at_time(t, time, np.full(n, d)))
+                else:
+                    parts.append(_no_column_rows(n, time, d))
+        return [p.cast(self.schema) for p in parts]
+
+
+def _no_column_rows(n: int, time: int, d: int) -> pa.Table:
+    return pa.table({"time": pa.array(np.full(n, time, np.uint64)), "diff": pa.array(np.full(n, d, np.int64))})
+
+
+class DistinctOp(ReduceOp):
+    """SELECT DISTINCT: a Reduce keyed by every column with no aggregates."""
+
+    def __init__(self, input: Operator, arity: int, schema: pa.Schema, rt: Runtime, path: str):
+        super().__init__(input, tuple(range(arity)), (), schema, rt, path)
+
+
+class ThresholdOp(Operator):
+    """Keep max(count, 0) copies of every row (EXCEPT ALL): emits the change of that number."""
+
+    def __init__(self, input: Operator, arity: int, schema: pa.Schema, rt: Runtime, path: str):
+        self.input, self.schema, self.rt, self.path = input, schema, rt, path
+        self.key = tuple(range(arity))
+        self.index = KeyIndex(arity)
+        self.counts = np.zeros(0, np.int64)
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        delta = self.rt.shuffle(f"{self.path}/threshold", self.input.step(ctx), self.key)
+        return self.rt.guarded(self.schema, lambda: self._apply(delta))
+
+    def _apply(self, delta: pa.Table) -> pa.Table:
+        out = []
+        for time, sub in split_by_time(delta):
+            slots = self.index.slots_for(sub.select([sub.column_names[k] for k in self.key]))
+            self.counts = _grow(self.counts, self.index.size)
+            seg = _Segments(slots)
+            t = seg.touched
+            before = np.maximum(self.counts[t], 0)
+            self.counts[t] += seg.sum(sub[DIFF].to_numpy())
+            change = np.maximum(self.counts[t], 0) - before
+            nz = change != 0
+            if nz.any():
+                keys = self.index.keys(t[nz])
+                if keys.num_columns:
+                    out.append(at_time(keys, time, change[nz]).cast(self.schema))
+                else:
+                    out.append(_no_column_rows(int(nz.sum()), time, 0).set_column(
+                        1, "diff", pa.array(change[nz].astype(np.int64))).cast(self.schema))
+        return concat(out, schema=self.schema)

@@ -1,0 +1,156 @@
+"""Stateless operators: they transform each update independently, so they never shuffle and are
+correct at every time for free. Get, Constant, Map, Filter, Project, FlatMap, Union, Negate."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow.batch import DIFF, TIME, advance_times, batch_from_rows, concat, make_batch, negate
+from dataflow.errors import SqlError, SqlState
+from dataflow.expr import ScalarExpr
+from dataflow.operators.base import Operator, Runtime, StepContext
+from dataflow.scalar import compile_expr, compile_predicate, conform
+from dataflow.types import SqlType, TypeKind
+
+
+def _row_cols(batch: pa.Table) -> list:
+    return [batch.column(i) for i in range(batch.num_columns - 2)]
+
+
+@dataclass
+class GetOp(Operator):
+    id: str
+    schema: pa.Schema
+    rt: Runtime
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        b = ctx.inputs.get(self.id)
+        if b is None or b.num_rows == 0:
+            return self.schema.empty_table()
+        b = advance_times(b, self.rt.as_of)
+        if b.schema != self.schema:
+            b = b.rename_columns(self.schema.names).cast(self.schema)
+        return b
+
+
+@dataclass
+class ConstantOp(Operator):
+    rows: tuple
+    types: tuple[SqlType, ...]
+    schema: pa.Schema
+    rt: Runtime
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        # Only worker 0 emits the constant, so N workers don't produce it N times.
+        if not ctx.first or self.rt.exchange.worker_index != 0:
+            return self.schema.empty_table()
+        return self.rt.guarded(self.schema, lambda: batch_from_rows(list(self.rows), self.types,
+                                                                     self.rt.as_of).cast(self.schema))
+
+
+class MapOp(Operator):
+    def __init__(self, input: Operator, exprs: tuple[ScalarExpr, ...], schema: pa.Schema, rt: Runtime):
+        self.input, self.schema, self.rt = input, schema, rt
+        self.exprs = exprs
+        self.fns = [compile_expr(e) for e in exprs]
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        b = self.input.step(ctx)
+        return self.rt.guarded(self.schema, lambda: self._apply(b))
+
+    def _apply(self, b: pa.Table) -> pa.Table:
+        if b.num_rows == 0:
+            return self.schema.empty_table()
+        cols = _row_cols(b)
+        for e, f in zip(self.exprs, self.fns):
+            # Later expressions may refer to earlier outputs (positions past the input arity).
+            cur = make_batch(cols, b[TIME], b[DIFF])
+            cols.append(conform(f(cur), e.type))
+        return make_batch(cols, b[TIME], b[DIFF]).cast(self.schema)
+
+
+class FilterOp(Operator):
+    def __init__(self, input: Operator, predicates: tuple[ScalarExpr, ...], schema: pa.Schema, rt: Runtime):
+        self.input, self.schema, self.rt = input, schema, rt
+        self.preds = [compile_predicate(p) for p in predicates]
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        b = self.input.step(ctx)
+        return self.rt.guarded(self.schema, lambda: self._apply(b))
+
+    def _apply(self, b: pa.Table) -> pa.Table:
+        # Predicates narrow the batch one after another, so `x <> 0` listed before `10 / x > 1`
+        # protects the division.
+        for p in self.preds:
+            if b.num_rows == 0:
+                break
+            b = b.filter(pa.array(p(b)))
+        return b
+
+
+class ProjectOp(Operator):
+    def __init__(self, input: Operator, columns: tuple[int, ...], schema: pa.Schema, rt: Runtime):
+        self.input, self.columns, self.schema, self.rt = input, columns, schema, rt
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        b = self.input.step(ctx)
+        cols = [b.column(i) for i in self.columns]
+        return make_batch(cols, b[TIME], b[DIFF])
+
+
+class FlatMapOp(Operator):
+    """generate_series(start, stop[, step]) appended as one column; output row i repeats input
+    row i once per generated value (whole-array repeat, no per-row loop)."""
+
+    def __init__(self, input: Operator, func: str, args: tuple[ScalarExpr, ...], type: SqlType,
+                 schema: pa.Schema, rt: Runtime):
+        if func != "generate_series":
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"table function {func} not yet supported")
+        self.input, self.schema, self.rt, self.type = input, schema, rt, type
+        self.fns = [compile_expr(a) for a in args]
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        b = self.input.step(ctx)
+        return self.rt.guarded(self.schema, lambda: self._apply(b))
+
+    def _apply(self, b: pa.Table) -> pa.Table:
+        if b.num_rows == 0:
+            return self.schema.empty_table()
+        args = [f(b).cast(pa.int64()) for f in self.fns]
+        valid = np.ones(b.num_rows, bool)
+        for a in args:
+            valid &= a.is_valid().to_numpy(zero_copy_only=False)
+        vals = [pc.fill_null(a, 1).to_numpy() for a in args]
+        start, stop = vals[0], vals[1]
+        step = vals[2] if len(vals) > 2 else np.ones_like(start)
+        if ((step == 0) & valid).any():
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "step size cannot equal zero")
+        step = np.where(step == 0, 1, step)
+        counts = np.where(valid, np.maximum((stop - start) // step + 1, 0), 0)
+        total = int(counts.sum())
+        rep = np.repeat(np.arange(b.num_rows), counts)
+        within = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+        series = start[rep] + step[rep] * within
+        out = b.take(pa.array(rep))
+        cols = _row_cols(out) + [pa.array(series).cast(self.type.arrow)]
+        return make_batch(cols, out[TIME], out[DIFF])
+
+
+class UnionOp(Operator):
+    def __init__(self, inputs: list[Operator], schema: pa.Schema, rt: Runtime):
+        self.inputs, self.schema, self.rt = inputs, schema, rt
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        return concat([i.step(ctx) for i in self.inputs], schema=self.schema)
+
+
+class NegateOp(Operator):
+    def __init__(self, input: Operator, schema: pa.Schema, rt: Runtime):
+        self.input, self.schema, self.rt = input, schema, rt
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        return negate(self.input.step(ctx))

@@ -1,0 +1,94 @@
+"""Render a dataflow plan into a tree of operators and step it.
+
+    df = Dataflow(plan, as_of=100, exchange=LocalExchange())
+    out = df.step({"u1": snapshot_batch}, upper=101)     # output updates for times < 101
+    out = df.step({"u1": more_updates}, upper=105)       # exact output at 101..104
+
+Each plan node becomes one operator; its path in the tree (e.g. `0.1` = root's first child's
+second child) names its exchange channels, so all workers agree on them. Every operator runs in
+every step, even without input, so every worker makes every shuffle call.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from dataflow.arrangement import Arrangement
+from dataflow.batch import consolidate
+from dataflow.errors import SqlError
+from dataflow.exchange import Exchange
+from dataflow.operators.base import Operator, Runtime, StepContext
+from dataflow.operators.join import JoinOp
+from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
+from dataflow.operators.stateless import (ConstantOp, FilterOp, FlatMapOp, GetOp, MapOp, NegateOp,
+                                          ProjectOp, UnionOp)
+from dataflow.operators.topk import ArrangeByOp, TopKOp
+from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, Map, Negate, Plan,
+                           Project, Reduce, Threshold, TopK, Union_, collections_read, output_types)
+from dataflow.types import arrow_schema
+
+
+def render(plan: Plan, rt: Runtime, path: str = "0") -> Operator:
+    """Build the operator for `plan` (and, recursively, its inputs)."""
+    schema = arrow_schema(list(output_types(plan)))
+    sub = lambda p, i: render(p, rt, f"{path}.{i}")  # noqa: E731
+    if isinstance(plan, Get):
+        return GetOp(plan.id, schema, rt)
+    if isinstance(plan, Constant):
+        return ConstantOp(plan.rows, plan.types, schema, rt)
+    if isinstance(plan, Map):
+        return MapOp(sub(plan.input, 0), plan.exprs, schema, rt)
+    if isinstance(plan, Filter):
+        return FilterOp(sub(plan.input, 0), plan.predicates, schema, rt)
+    if isinstance(plan, Project):
+        return ProjectOp(sub(plan.input, 0), plan.columns, schema, rt)
+    if isinstance(plan, FlatMap):
+        return FlatMapOp(sub(plan.input, 0), plan.func, plan.args, plan.type, schema, rt)
+    if isinstance(plan, Union_):
+        return UnionOp([sub(p, i) for i, p in enumerate(plan.inputs)], schema, rt)
+    if isinstance(plan, Negate):
+        return NegateOp(sub(plan.input, 0), schema, rt)
+    if isinstance(plan, Join):
+        return JoinOp(sub(plan.left, 0), sub(plan.right, 1), plan.left_key, plan.right_key, schema, rt, path)
+    if isinstance(plan, Reduce):
+        return ReduceOp(sub(plan.input, 0), plan.group_key, plan.aggregates, schema, rt, path)
+    if isinstance(plan, Distinct):
+        return DistinctOp(sub(plan.input, 0), len(schema) - 2, schema, rt, path)
+    if isinstance(plan, Threshold):
+        return ThresholdOp(sub(plan.input, 0), len(schema) - 2, schema, rt, path)
+    if isinstance(plan, TopK):
+        return TopKOp(sub(plan.input, 0), plan.group_key, plan.order_by, plan.limit, plan.offset,
+                      schema, rt, path)
+    if isinstance(plan, ArrangeBy):
+        return ArrangeByOp(sub(plan.input, 0), plan.key, schema, rt, path)
+    raise TypeError(f"unknown plan node {plan!r}")
+
+
+class Dataflow:
+    """One worker's instance of a dataflow plan."""
+
+    def __init__(self, plan: Plan, as_of: int, exchange: Exchange) -> None:
+        self.plan = plan
+        self.as_of = as_of
+        self._rt = Runtime(exchange, as_of)
+        self.root = render(plan, self._rt)
+        self.inputs: set[str] = collections_read(plan)
+        self.schema: pa.Schema = self.root.schema
+        self._first = True
+        self.upper = as_of
+
+    @property
+    def errors(self) -> list[SqlError]:
+        return self._rt.errors
+
+    def step(self, inputs: dict[str, pa.Table], upper: int) -> pa.Table:
+        """Feed each input's updates at times < upper; return this worker's consolidated output
+        for times < upper."""
+        ctx = StepContext(inputs, upper, self._first)
+        out = self.root.step(ctx)
+        self._first = False
+        self.upper = upper
+        return consolidate(out)
+
+    def arrangement(self) -> Arrangement | None:
+        return self.root.arrangement if isinstance(self.root, ArrangeByOp) else None

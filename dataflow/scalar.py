@@ -1,0 +1,667 @@
+"""Compile scalar expressions (`dataflow.expr`) into vectorised kernels over update batches.
+
+A compiled expression takes a whole update batch (c0..cN-1, time, diff) and returns one Arrow
+array of the expression's declared type (`expr.type.arrow`). Semantics follow PostgreSQL:
+three-valued logic, NULL-in/NULL-out comparisons, checked integer arithmetic (22003), division by
+zero only where it really happens (22012), text casts that reject bad input (22P02).
+
+`mz_now()` evaluates to the row's `time` column as int8 (logical times are < 2**63).
+
+>>> from dataflow.expr import Call, ColumnRef, Literal
+>>> from dataflow.types import INT8, BOOL
+>>> from dataflow.batch import batch_from_rows
+>>> f = compile_expr(Call("gt", (Call("mul", (ColumnRef(0, INT8), Literal(2, INT8)), INT8),
+...                              Literal(5, INT8)), BOOL))
+>>> f(batch_from_rows([(1,), (3,), (None,)], [INT8], time=0)).to_pylist()
+[False, True, None]
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow.decimal_util import (decimal_to_decimal, div_round, from_unscaled, rescale, scale_of,
+                                   to_unscaled)
+from dataflow.errors import SqlError, SqlState
+from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
+from dataflow.types import SqlType, TypeKind
+
+Evaluator = Callable[[pa.Table], pa.Array]
+
+_INT_NAMES = {TypeKind.INT2: "smallint", TypeKind.INT4: "integer", TypeKind.INT8: "bigint"}
+
+
+def _out_of_range(t: SqlType) -> SqlError:
+    if t.kind in _INT_NAMES:
+        return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_NAMES[t.kind]} out of range")
+    if t.kind is TypeKind.NUMERIC:
+        return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f"value out of range: overflow ({t.name})")
+
+
+def _div_zero() -> SqlError:
+    return SqlError(SqlState.DIVISION_BY_ZERO, "division by zero")
+
+
+def _arr(x: Any) -> pa.Array:
+    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+
+
+def _mask(x: pa.Array) -> np.ndarray:
+    """A boolean array as a NumPy mask with NULL = False."""
+    return pc.fill_null(x, False).to_numpy(zero_copy_only=False)
+
+
+# --------------------------------------------------------------------------------------------
+# public API
+
+
+def compile_expr(expr: ScalarExpr) -> Evaluator:
+    """Compile once; call on every batch."""
+    if isinstance(expr, ColumnRef):
+        idx = expr.index
+        return lambda t: _arr(t.column(idx))
+    if isinstance(expr, Literal):
+        return _compile_literal(expr)
+    if isinstance(expr, Cast):
+        inner = compile_expr(expr.arg)
+        target = expr.type
+        return lambda t: cast_array(inner(t), target)
+    if isinstance(expr, If):
+        return _compile_if(expr)
+    if isinstance(expr, Call):
+        return _compile_call(expr)
+    raise TypeError(f"not a scalar expression: {expr!r}")
+
+
+def compile_predicate(expr: ScalarExpr) -> Callable[[pa.Table], np.ndarray]:
+    """A filter predicate: NumPy mask of the rows where the expression is TRUE (NULL drops)."""
+    f = compile_expr(expr)
+    return lambda t: _mask(f(t))
+
+
+def conform(arr: pa.Array, t: SqlType) -> pa.Array:
+    """Bring an array to the declared Arrow type of `t` (rounding numerics to its scale)."""
+    arr = _arr(arr)
+    target = t.arrow
+    if arr.type == target:
+        if t.kind is TypeKind.NUMERIC and t.precision is not None and t.precision < 38:
+            return decimal_to_decimal(arr, t.effective_scale, t.precision)
+        return arr
+    return cast_array(arr, t)
+
+
+# --------------------------------------------------------------------------------------------
+# literals and CASE
+
+
+def _compile_literal(expr: Literal) -> Evaluator:
+    t = expr.type.arrow
+    value = expr.value
+    if value is None:
+        return lambda tbl: pa.nulls(tbl.num_rows, t)
+    if expr.type.kind is TypeKind.NUMERIC and not isinstance(value, Decimal):
+        value = Decimal(str(value))
+    one = conform(pa.array([value]), expr.type) if expr.type.kind is TypeKind.NUMERIC else pa.array([value], t)
+    scalar = one[0]
+    return lambda tbl: pa.repeat(scalar, tbl.num_rows)
+
+
+def _literal_value(expr: ScalarExpr) -> tuple[bool, Any]:
+    if isinstance(expr, Literal):
+        return True, expr.value
+    if isinstance(expr, Cast) and isinstance(expr.arg, Literal):
+        return True, expr.arg.value
+    return False, None
+
+
+def _compile_if(expr: If) -> Evaluator:
+    cond = compile_predicate(expr.cond)
+    then = compile_expr(expr.then)
+    els = compile_expr(expr.els)
+    out = expr.type
+
+    def run(tbl: pa.Table) -> pa.Array:
+        m = cond(tbl)
+        # Evaluate each branch only on its own rows so that an error in the branch not taken
+        # (CASE WHEN x = 0 THEN 0 ELSE 1 / x END) is never raised.
+        pos_t = np.flatnonzero(m)
+        pos_e = np.flatnonzero(~m)
+        a = conform(then(tbl.take(pa.array(pos_t))), out) if len(pos_t) else pa.array([], out.arrow)
+        b = conform(els(tbl.take(pa.array(pos_e))), out) if len(pos_e) else pa.array([], out.arrow)
+        if not len(pos_e):
+            return a
+        if not len(pos_t):
+            return b
+        both = pa.concat_arrays([a, b])
+        inv = np.empty(len(m), dtype=np.int64)
+        inv[np.concatenate([pos_t, pos_e])] = np.arange(len(m))
+        return both.take(pa.array(inv))
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------
+# calls
+
+
+def _compile_call(expr: Call) -> Evaluator:
+    func = expr.func
+    if func == "mz_now":
+        return lambda tbl: _arr(tbl.column("time")).cast(pa.int64())
+    impl = _FUNCS.get(func)
+    if impl is None:
+        raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} does not exist")
+    args = [compile_expr(a) for a in expr.args]
+    out = expr.type
+
+    def run(tbl: pa.Table) -> pa.Array:
+        vals = [a(tbl) for a in args]
+        try:
+            res = impl(vals, expr)
+        except pa.ArrowInvalid as e:
+            if "overflow" in str(e).lower():
+                raise _out_of_range(out) from None
+            if "divide by zero" in str(e).lower():
+                raise _div_zero() from None
+            raise SqlError(SqlState.DATA_EXCEPTION, f"error evaluating {func}: {e}") from None
+        return conform(res, out)
+
+    return run
+
+
+def _arith(op: str) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        a, b = vals
+        out = expr.type
+        if out.kind is TypeKind.NUMERIC:
+            return _decimal_arith(op, a, b, out)
+        if out.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+            a, b = a.cast(pa.float64()), b.cast(pa.float64())
+        elif out.is_integer:
+            try:
+                a, b = a.cast(out.arrow), b.cast(out.arrow)
+            except pa.ArrowInvalid:
+                raise _out_of_range(out) from None
+        else:
+            raise SqlError(SqlState.UNDEFINED_FUNCTION,
+                           f"operator does not exist: {a.type} {op} {b.type}")
+        if op in ("div", "mod"):
+            zero = _mask(pc.and_(pc.equal(b, 0), a.is_valid()))
+            if zero.any():
+                raise _div_zero()
+            b = pc.if_else(pc.equal(b, 0), pa.scalar(1, b.type), b)
+        if op == "add":
+            return pc.add_checked(a, b)
+        if op == "sub":
+            return pc.subtract_checked(a, b)
+        if op == "mul":
+            return pc.multiply_checked(a, b)
+        if op == "div":
+            return pc.divide_checked(a, b)  # Arrow's integer division truncates toward zero, as PG
+        # mod: the sign follows the dividend (C fmod), as in PostgreSQL.
+        na, nb = a.to_numpy(zero_copy_only=False), b.to_numpy(zero_copy_only=False)
+        valid = pc.and_(a.is_valid(), b.is_valid())
+        with np.errstate(all="ignore"):
+            r = np.fmod(np.nan_to_num(na), np.nan_to_num(nb, nan=1.0))
+        return pc.if_else(valid, pa.array(r).cast(a.type), pa.nulls(len(a), a.type))
+
+    return run
+
+
+def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
+    if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
+        a, b = cast_array(a, out), cast_array(b, out)
+    va, oka = to_unscaled(a)
+    vb, okb = to_unscaled(b)
+    sa, sb = scale_of(a.type), scale_of(b.type)
+    valid = oka & okb
+    s = out.effective_scale
+    if op in ("add", "sub"):
+        common = max(sa, sb)
+        x, y = rescale(va, sa, common), rescale(vb, sb, common)
+        r = rescale(x + y if op == "add" else x - y, common, s)
+    elif op == "mul":
+        r = rescale(va * vb, sa + sb, s)
+    elif op == "div":
+        zero = (vb == 0) & valid
+        if zero.any():
+            raise _div_zero()
+        den = np.where(vb == 0, 1, vb)
+        shift = s + sb - sa
+        if shift >= 0:
+            r = div_round(va * (10 ** shift), den)
+        else:
+            r = div_round(va, den * (10 ** -shift))
+    else:  # mod
+        zero = (vb == 0) & valid
+        if zero.any():
+            raise _div_zero()
+        common = max(sa, sb)
+        x, y = rescale(va, sa, common), rescale(vb, sb, common)
+        y = np.where(y == 0, 1, y)
+        rem = np.abs(x) % np.abs(y)
+        r = rescale(np.where(x < 0, -rem, rem), common, s)
+    return from_unscaled(r, valid, s, out.precision or 38)
+
+
+def _unary(kind: str) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        (a,) = vals
+        if expr.type.kind is TypeKind.NUMERIC:
+            v, ok = to_unscaled(a)
+            v = np.abs(v) if kind == "abs" else -v
+            return from_unscaled(rescale(v, scale_of(a.type), expr.type.effective_scale), ok,
+                                 expr.type.effective_scale)
+        if expr.type.is_integer:
+            a = a.cast(expr.type.arrow)
+        return pc.abs_checked(a) if kind == "abs" else pc.negate_checked(a)
+
+    return run
+
+
+def _comparable(a: pa.Array, b: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Bring two arrays to one type Arrow can compare without widening decimals past 38."""
+    if a.type == b.type:
+        return a, b
+    if pa.types.is_decimal(a.type) or pa.types.is_decimal(b.type):
+        if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
+            return a.cast(pa.float64(), safe=False), b.cast(pa.float64(), safe=False)
+        s = max(scale_of(a.type), scale_of(b.type))
+        return decimal_to_decimal(a, s), decimal_to_decimal(b, s)
+    if pa.types.is_string(a.type) or pa.types.is_string(b.type):
+        return a.cast(pa.string()), b.cast(pa.string())
+    if pa.types.is_timestamp(a.type) and pa.types.is_timestamp(b.type):
+        return a, b.cast(a.type)
+    if pa.types.is_temporal(a.type) and pa.types.is_temporal(b.type):
+        return a.cast(pa.timestamp("us")), b.cast(pa.timestamp("us"))
+    return a, b
+
+
+def _compare(fn: Callable) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        a, b = _comparable(*vals)
+        return fn(a, b)
+
+    return run
+
+
+def _logic(kind: str) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        vals = [v.cast(pa.bool_()) for v in vals]
+        if kind == "not":
+            return pc.invert(vals[0])
+        f = pc.and_kleene if kind == "and" else pc.or_kleene
+        acc = vals[0]
+        for v in vals[1:]:
+            acc = f(acc, v)
+        return acc
+
+    return run
+
+
+def _is_distinct(vals: list[pa.Array], expr: Call) -> pa.Array:
+    a, b = _comparable(*vals)
+    neq = pc.not_equal(a, b)
+    an, bn = a.is_null(), b.is_null()
+    return pc.if_else(pc.and_(an, bn), False, pc.if_else(pc.or_(an, bn), True, neq))
+
+
+_NULL_TESTS: dict[str, Callable] = {
+    "is_null": lambda v, e: v[0].is_null(),
+    "is_not_null": lambda v, e: v[0].is_valid(),
+    "is_true": lambda v, e: pc.fill_null(v[0].cast(pa.bool_()), False),
+    "is_false": lambda v, e: pc.fill_null(pc.invert(v[0].cast(pa.bool_())), False),
+    "is_not_true": lambda v, e: pc.invert(pc.fill_null(v[0].cast(pa.bool_()), False)),
+    "is_not_false": lambda v, e: pc.invert(pc.fill_null(pc.invert(v[0].cast(pa.bool_())), False)),
+    "is_distinct_from": _is_distinct,
+    "is_not_distinct_from": lambda v, e: pc.invert(_is_distinct(v, e)),
+}
+
+
+# --------------------------------------------------------------------------------------------
+# text
+
+
+def _rowwise(fn: Callable, vals: list[pa.Array], out: pa.DataType) -> pa.Array:
+    """Fallback for text functions with non-constant pattern arguments (not a hot path):
+    NULL in any argument gives NULL."""
+    cols = [v.to_pylist() for v in vals]
+    res = [None if any(x is None for x in row) else fn(*row) for row in zip(*cols)]
+    return pa.array(res, out)
+
+
+def _all_scalar(vals: list[pa.Array]) -> list[Any] | None:
+    """If every array holds one repeated non-null value, those values (so a pattern-taking
+    kernel can be called once with a constant)."""
+    out = []
+    for v in vals:
+        if len(v) == 0:
+            return None
+        if v.null_count:
+            return None
+        u = pc.unique(v)
+        if len(u) != 1:
+            return None
+        out.append(u[0].as_py())
+    return out
+
+
+def _to_text(a: pa.Array) -> pa.Array:
+    if pa.types.is_string(a.type):
+        return a
+    return cast_array(a, SqlType(TypeKind.TEXT))
+
+
+def _like(negate: bool, ignore_case: bool) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        s, pat = _to_text(vals[0]), _to_text(vals[1])
+        const = _all_scalar([pat])
+        if const is not None:
+            r = pc.match_like(s, const[0], ignore_case=ignore_case)
+        else:
+            r = _rowwise(lambda x, p: bool(re.fullmatch(_like_regex(p), x, re.S | (re.I if ignore_case else 0))),
+                         [s, pat], pa.bool_())
+        return pc.invert(r) if negate else r
+
+    return run
+
+
+def _like_regex(p: str) -> str:
+    out, i = [], 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\" and i + 1 < len(p):
+            out.append(re.escape(p[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if c == "%" else "." if c == "_" else re.escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _concat(vals: list[pa.Array], expr: Call) -> pa.Array:
+    return pc.binary_join_element_wise(*[_to_text(v) for v in vals], "")
+
+
+def _substr(vals: list[pa.Array], expr: Call) -> pa.Array:
+    s = _to_text(vals[0])
+    rest = vals[1:]
+    const = _all_scalar(rest) if rest else []
+    if const is not None:
+        start = int(const[0])
+        if len(const) > 1:
+            count = int(const[1])
+            if count < 0:
+                raise SqlError("22011", "negative substring length not allowed")
+            stop = max(start + count - 1, 0)
+            begin = min(max(start, 1) - 1, stop)
+            return pc.utf8_slice_codeunits(s, begin, stop)
+        return pc.utf8_slice_codeunits(s, max(start, 1) - 1)
+
+    def one(x: str, start: int, count: int | None = None) -> str:
+        if count is not None and count < 0:
+            raise SqlError("22011", "negative substring length not allowed")
+        stop = len(x) if count is None else max(start + count - 1, 0)
+        return x[max(start, 1) - 1: stop]
+
+    return _rowwise(one, [s] + list(rest), pa.string())
+
+
+def _trim(kind: str) -> Callable:
+    kernels = {"btrim": pc.utf8_trim, "trim": pc.utf8_trim, "ltrim": pc.utf8_ltrim, "rtrim": pc.utf8_rtrim}
+    py = {"btrim": str.strip, "trim": str.strip, "ltrim": str.lstrip, "rtrim": str.rstrip}
+
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        s = _to_text(vals[0])
+        if len(vals) == 1:
+            return kernels[kind](s, " ")
+        const = _all_scalar(vals[1:])
+        if const is not None:
+            return kernels[kind](s, str(const[0]))
+        return _rowwise(lambda x, c: py[kind](x, c), [s, _to_text(vals[1])], pa.string())
+
+    return run
+
+
+def _replace(vals: list[pa.Array], expr: Call) -> pa.Array:
+    s, a, b = (_to_text(v) for v in vals)
+    const = _all_scalar([a, b])
+    if const is not None and const[0] != "":
+        return pc.replace_substring(s, const[0], const[1])
+    return _rowwise(lambda x, f, t: x.replace(f, t) if f else x, [s, a, b], pa.string())
+
+
+# --------------------------------------------------------------------------------------------
+# misc
+
+
+def _coalesce(vals: list[pa.Array], expr: Call) -> pa.Array:
+    return pc.coalesce(*[conform(v, expr.type) for v in vals])
+
+
+def _nullif(vals: list[pa.Array], expr: Call) -> pa.Array:
+    a, b = _comparable(*vals)
+    eq = pc.fill_null(pc.equal(a, b), False)
+    first = conform(vals[0], expr.type)
+    return pc.if_else(eq, pa.nulls(len(first), first.type), first)
+
+
+def _extreme(largest: bool) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        vs = [conform(v, expr.type) for v in vals]
+        f = pc.max_element_wise if largest else pc.min_element_wise
+        try:
+            return f(*vs, skip_nulls=True)
+        except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
+            pick = max if largest else min
+            cols = [v.to_pylist() for v in vs]
+            res = []
+            for row in zip(*cols):
+                present = [x for x in row if x is not None]
+                res.append(pick(present) if present else None)
+            return pa.array(res, expr.type.arrow)
+
+    return run
+
+
+def _round_like(kind: str) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        a = vals[0]
+        if pa.types.is_integer(a.type):
+            return a
+        if kind == "floor":
+            return pc.floor(a)
+        if kind == "ceil":
+            return pc.ceil(a)
+        digits = 0
+        if len(vals) > 1:
+            const = _all_scalar(vals[1:])
+            if const is None:
+                raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "round with a non-constant scale not yet supported")
+            digits = int(const[0])
+        if pa.types.is_decimal(a.type):
+            v, ok = to_unscaled(a)
+            s = scale_of(a.type)
+            if digits < s:
+                v = rescale(rescale(v, s, digits), digits, s)
+            return from_unscaled(v, ok, s)
+        return pc.round(a, ndigits=digits, round_mode="half_to_even")
+
+    return run
+
+
+def _in_list(vals: list[pa.Array], expr: Call) -> pa.Array:
+    needle = vals[0]
+    acc = None
+    for v in vals[1:]:
+        a, b = _comparable(needle, v)
+        eq = pc.equal(a, b)
+        acc = eq if acc is None else pc.or_kleene(acc, eq)
+    return acc if acc is not None else pa.repeat(pa.scalar(False), len(needle))
+
+
+_FUNCS: dict[str, Callable] = {
+    "add": _arith("add"), "sub": _arith("sub"), "mul": _arith("mul"), "div": _arith("div"),
+    "mod": _arith("mod"), "neg": _unary("neg"), "abs": _unary("abs"),
+    "eq": _compare(pc.equal), "neq": _compare(pc.not_equal), "lt": _compare(pc.less),
+    "lte": _compare(pc.less_equal), "gt": _compare(pc.greater), "gte": _compare(pc.greater_equal),
+    "and": _logic("and"), "or": _logic("or"), "not": _logic("not"),
+    **_NULL_TESTS,
+    "concat": _concat, "like": _like(False, False), "ilike": _like(False, True),
+    "not_like": _like(True, False), "not_ilike": _like(True, True),
+    "lower": lambda v, e: pc.utf8_lower(_to_text(v[0])),
+    "upper": lambda v, e: pc.utf8_upper(_to_text(v[0])),
+    "length": lambda v, e: pc.utf8_length(_to_text(v[0])),
+    "substr": _substr, "substring": _substr,
+    "trim": _trim("trim"), "btrim": _trim("btrim"), "ltrim": _trim("ltrim"), "rtrim": _trim("rtrim"),
+    "replace": _replace,
+    "coalesce": _coalesce, "nullif": _nullif, "greatest": _extreme(True), "least": _extreme(False),
+    "round": _round_like("round"), "floor": _round_like("floor"), "ceil": _round_like("ceil"),
+    "ceiling": _round_like("ceil"), "in_list": _in_list,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# casts
+
+_INT_RE = r"^\s*[+-]?[0-9]+\s*$"
+_NUM_RE = r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
+_TRUE = {"t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"}
+_FALSE = {"f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"}
+
+
+def _first_bad(arr: pa.Array, ok: pa.Array) -> str:
+    bad = pc.and_(arr.is_valid(), pc.invert(pc.fill_null(ok, True)))
+    return arr.filter(bad)[0].as_py()
+
+
+def _invalid_text(t: SqlType, value: str) -> SqlError:
+    code = SqlState.INVALID_DATETIME_FORMAT if t.kind in (
+        TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ) else SqlState.INVALID_TEXT_REPRESENTATION
+    return SqlError(code, f'invalid input syntax for type {t.name if t.kind is not TypeKind.NUMERIC else "numeric"}: "{value}"')
+
+
+def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
+    """Cast with PostgreSQL's rules; bad input raises SqlError (22P02, 22003, 22007)."""
+    arr = _arr(arr)
+    src = arr.type
+    target = t.arrow
+    k = t.kind
+    if pa.types.is_null(src):
+        return pa.nulls(len(arr), target)
+    if t.is_text:
+        if pa.types.is_string(src) or pa.types.is_large_string(src):
+            return arr.cast(pa.string())
+        if pa.types.is_boolean(src):
+            return pc.if_else(arr, "true", "false")
+        return arr.cast(pa.string())
+    if pa.types.is_string(src):
+        return _cast_from_text(arr, t)
+    if t.is_integer:
+        if pa.types.is_floating(src):
+            f = pc.round(arr.cast(pa.float64()), 0, round_mode="half_to_even")
+            info = np.iinfo(target.to_pandas_dtype())
+            bad = pc.or_(pc.is_nan(f), pc.or_(pc.less(f, float(info.min)), pc.greater(f, float(info.max))))
+            if _mask(bad).any():
+                raise _out_of_range(t)
+            return f.cast(target)
+        if pa.types.is_decimal(src):
+            v, ok = to_unscaled(arr)
+            v = rescale(v, scale_of(src), 0)
+            info = np.iinfo(target.to_pandas_dtype())
+            if ((v < info.min) | (v > info.max)).any():
+                raise _out_of_range(t)
+            return pc.if_else(pa.array(ok), pa.array(v.astype(np.int64)).cast(target), pa.nulls(len(arr), target))
+        try:
+            return arr.cast(target)
+        except pa.ArrowInvalid:
+            raise _out_of_range(t) from None
+    if k is TypeKind.NUMERIC:
+        if pa.types.is_floating(src):
+            bad = pc.is_inf(arr.cast(pa.float64()))
+            if _mask(bad).any():
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "cannot convert infinity to numeric")
+            s = t.effective_scale
+            as_text = pc.round(arr.cast(pa.float64()), s, round_mode="half_to_even").cast(pa.string())
+            return _cast_from_text(as_text, t)
+        return decimal_to_decimal(arr, t.effective_scale, t.precision or 38)
+    if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+        return arr.cast(target, safe=False)
+    try:
+        return arr.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise SqlError("42846", f"cannot cast type {src} to {t.name}") from None
+
+
+def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
+    k = t.kind
+    target = t.arrow
+    if t.is_integer:
+        ok = pc.match_substring_regex(arr, _INT_RE)
+        if not _mask(pc.and_(arr.is_valid(), pc.invert(pc.fill_null(ok, True)))).any():
+            trimmed = pc.utf8_trim_whitespace(arr)
+            try:
+                wide = trimmed.cast(pa.int64())
+            except pa.ArrowInvalid:
+                raise _out_of_range(t) from None
+            try:
+                return wide.cast(target)
+            except pa.ArrowInvalid:
+                raise _out_of_range(t) from None
+        raise _invalid_text(t, _first_bad(arr, ok))
+    if k is TypeKind.NUMERIC:
+        ok = pc.match_substring_regex(arr, _NUM_RE)
+        if _mask(pc.and_(arr.is_valid(), pc.invert(pc.fill_null(ok, True)))).any():
+            raise _invalid_text(t, _first_bad(arr, ok))
+        # Not a hot path: parse exactly with Python's Decimal, then round to the scale.
+        s = t.effective_scale
+        q = Decimal(1).scaleb(-s)
+        try:
+            vals = [None if x is None else Decimal(x.strip()).quantize(q, rounding="ROUND_HALF_UP")
+                    for x in arr.to_pylist()]
+        except InvalidOperation:
+            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow") from None
+        try:
+            res = pa.array(vals, pa.decimal128(38, s))
+        except (pa.ArrowInvalid, OverflowError):
+            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow") from None
+        return conform(res, t)
+    if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+        try:
+            return pc.utf8_trim_whitespace(arr).cast(target)
+        except pa.ArrowInvalid:
+            ok = pc.match_substring_regex(arr, _NUM_RE + r"|^\s*[+-]?(?i:inf|infinity|nan)\s*$")
+            raise _invalid_text(t, _first_bad(arr, ok)) from None
+    if k is TypeKind.BOOL:
+        low = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
+        is_t = pc.is_in(low, pa.array(sorted(_TRUE)))
+        is_f = pc.is_in(low, pa.array(sorted(_FALSE)))
+        ok = pc.or_(is_t, is_f)
+        if _mask(pc.and_(arr.is_valid(), pc.invert(ok))).any():
+            raise _invalid_text(t, _first_bad(arr, ok))
+        return pc.if_else(arr.is_valid(), is_t, pa.nulls(len(arr), pa.bool_()))
+    if k in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
+        trimmed = pc.utf8_trim_whitespace(arr)
+        try:
+            if k is TypeKind.DATE:
+                return trimmed.cast(target)
+            return trimmed.cast(pa.timestamp("us")).cast(target) if k is TypeKind.TIMESTAMP \
+                else trimmed.cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            for x in trimmed.drop_null().to_pylist():
+                try:
+                    pa.array([x]).cast(target if k is not TypeKind.TIMESTAMP else pa.timestamp("us"))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    raise _invalid_text(t, x) from None
+            raise
+    try:
+        return arr.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        raise SqlError("42846", f"cannot cast type text to {t.name}") from None
