@@ -2,6 +2,11 @@
 
 A shard's state (since, upper, batches) lives in consensus and changes only by compare-and-set;
 its updates live in immutable Parquet parts in blob storage. See `shard.py` for the read/write API.
+
+Layout: consensus key `shard/<shard_id>` holds the JSON `ShardState` (versioned by seqno); blob key
+`<shard_id>/<13-digit write millis>-<uuid>.parquet` holds one part with columns c0..cN-1, time, diff
+(`dataflow.types.arrow_schema`). Writes: part to blob (durable), then CAS the state; a crash in
+between leaves an unreferenced part that `PersistClient.collect_garbage` removes later.
 """
 
 from .blob import Blob, LocalBlob
