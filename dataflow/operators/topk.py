@@ -43,7 +43,8 @@ def top_rows(updates: pa.Table, group_key: tuple[int, ...], order_by: tuple[tupl
     for i in range(arity):
         sort_tbl[f"t{i}"] = rows.column(i)
         keys.append((f"t{i}", "ascending"))
-    order = pc.sort_indices(pa.table(sort_tbl), sort_keys=keys, null_placement="at_end").to_numpy()
+    keys = [(name, direction, "at_end") for name, direction in keys]
+    order = pc.sort_indices(pa.table(sort_tbl), sort_keys=keys).to_numpy()
     gs, cs = gh[order], counts[order]
     new_group = np.ones(len(gs), bool)
     new_group[1:] = gs[1:] != gs[:-1]
