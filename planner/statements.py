@@ -195,7 +195,14 @@ class EmptyPlan:
     this is for an empty statement)."""
 
 
+@dataclass(frozen=True)
+class DeallocatePlan:
+    """DEALLOCATE [PREPARE] name | ALL (name None = ALL)."""
+
+    name: str | None
+
+
 StatementPlan = (SelectPlan | SubscribePlan | CreateTablePlan | CreateViewPlan | CreateIndexPlan
                  | DropPlan | InsertPlan | UpdatePlan | DeletePlan | ShowPlan | SetVariablePlan
                  | TransactionPlan | DeclarePlan | FetchPlan | ClosePlan | CopyToPlan | CopyFromPlan
-                 | ExplainPlan | DiscardPlan | EmptyPlan)
+                 | ExplainPlan | DiscardPlan | EmptyPlan | DeallocatePlan)

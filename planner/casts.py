@@ -1,0 +1,198 @@
+"""Casting constant values at plan time, with PostgreSQL's errors.
+
+Used to coerce literals and parameters (INSERT ... VALUES, `'2024-01-01'::timestamp`, `1::numeric`)
+before anything reaches the engine, so bad input fails the statement with the right SQLSTATE.
+
+>>> cast_value("42", TEXT, INT4), cast_value(1, INT4, numeric(5, 2))
+(42, Decimal('1.00'))
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+from dataflow.errors import SqlError, SqlState
+from dataflow.types import TEXT, INT4, SqlType, TypeKind, numeric
+
+_INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
+              TypeKind.INT4: (-(2 ** 31), 2 ** 31 - 1, "integer"),
+              TypeKind.INT8: (-(2 ** 63), 2 ** 63 - 1, "bigint")}
+_TRUE = {"t", "true", "y", "yes", "on", "1"}
+_FALSE = {"f", "false", "n", "no", "off", "0"}
+
+
+def _bad_text(t: SqlType, s: str, code: str = SqlState.INVALID_TEXT_REPRESENTATION) -> SqlError:
+    name = {TypeKind.INT2: "smallint", TypeKind.INT4: "integer", TypeKind.INT8: "bigint"}.get(t.kind, t.name)
+    if t.kind is TypeKind.NUMERIC:
+        name = "numeric"
+    return SqlError(code, f'invalid input syntax for type {name}: "{s}"')
+
+
+def _check_int(v: int, t: SqlType) -> int:
+    lo, hi, name = _INT_RANGE[t.kind]
+    if not lo <= v <= hi:
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f"{name} out of range")
+    return v
+
+
+def _to_numeric(d: Decimal, t: SqlType) -> Decimal:
+    if not d.is_finite():
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow")
+    if t.scale is None:
+        return d
+    q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
+    int_digits = len(q.as_tuple().digits) - t.scale if q != 0 else 0
+    if int_digits > t.precision - t.scale:
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
+                       detail=f"A field with precision {t.precision}, scale {t.scale} must round to "
+                              f"an absolute value less than 10^{t.precision - t.scale}.")
+    return q
+
+
+def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
+    text = s.strip()
+    try:
+        v = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
+                       f'invalid input syntax for type {t.name}: "{s}"') from None
+    if t.kind is TypeKind.TIMESTAMPTZ:
+        # Naive input is read in the session time zone, which is UTC.
+        v = v.replace(tzinfo=dt.timezone.utc) if v.tzinfo is None else v.astimezone(dt.timezone.utc)
+    elif v.tzinfo is not None:
+        v = v.replace(tzinfo=None)  # PostgreSQL ignores a zone given for timestamp without time zone
+    return v
+
+
+def text_of(value: Any, src: SqlType) -> str:
+    """A value's PostgreSQL text form."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        r = repr(value)
+        return r[:-2] if r.endswith(".0") else r
+    if isinstance(value, dt.datetime):
+        s = value.isoformat(sep=" ")
+        return s.replace("+00:00", "+00")
+    return str(value)
+
+
+def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
+    """Cast a Python value of type `src` to `dst`. NULL (None) stays NULL."""
+    if value is None:
+        return None
+    k = dst.kind
+    if src.is_text and not isinstance(value, str):
+        src = _type_of_python(value)
+    if src.is_text:
+        s = value
+        if dst.is_text:
+            return s
+        st = s.strip()
+        if k in _INT_RANGE:
+            try:
+                return _check_int(int(st, 10), dst)
+            except ValueError:
+                raise _bad_text(dst, s) from None
+        if k is TypeKind.NUMERIC:
+            try:
+                d = Decimal(st)
+            except InvalidOperation:
+                raise _bad_text(dst, s) from None
+            if d.is_nan():
+                return d
+            return _to_numeric(d, dst)
+        if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+            low = st.lower()
+            if low in ("infinity", "+infinity", "inf"):
+                return math.inf
+            if low in ("-infinity", "-inf"):
+                return -math.inf
+            try:
+                return float(st)
+            except ValueError:
+                raise _bad_text(dst, s) from None
+        if k is TypeKind.BOOL:
+            low = st.lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise _bad_text(dst, s)
+        if k in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
+            return _parse_timestamp(s, dst)
+        if k is TypeKind.DATE:
+            try:
+                return dt.date.fromisoformat(st)
+            except ValueError:
+                try:
+                    return dt.datetime.fromisoformat(st).date()
+                except ValueError:
+                    raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
+                                   f'invalid input syntax for type date: "{s}"') from None
+    if dst.is_text:
+        return text_of(value, src)
+    if k in _INT_RANGE:
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, float):
+            if math.isnan(value) or math.isinf(value):
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_RANGE[k][2]} out of range")
+            return _check_int(int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)), dst)
+        if isinstance(value, Decimal):
+            return _check_int(int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP)), dst)
+        return _check_int(int(value), dst)
+    if k is TypeKind.NUMERIC:
+        if isinstance(value, float):
+            if math.isnan(value):
+                return Decimal("NaN")
+            value = Decimal(repr(value))
+        return _to_numeric(Decimal(value), dst)
+    if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+        return float(value)
+    if k is TypeKind.BOOL:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return value != 0
+    if k is TypeKind.TIMESTAMP:
+        if isinstance(value, dt.datetime):
+            return value.replace(tzinfo=None) if value.tzinfo is None else \
+                value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        if isinstance(value, dt.date):
+            return dt.datetime(value.year, value.month, value.day)
+    if k is TypeKind.TIMESTAMPTZ:
+        if isinstance(value, dt.datetime):
+            return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else \
+                value.astimezone(dt.timezone.utc)
+        if isinstance(value, dt.date):
+            return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
+    if k is TypeKind.DATE and isinstance(value, dt.datetime):
+        return value.date()
+    if k is TypeKind.DATE and isinstance(value, dt.date):
+        return value
+    raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {src.name} to {dst.name}")
+
+
+def _type_of_python(v: Any) -> SqlType:
+    from dataflow.types import BOOL, DATE, FLOAT8, INT8, NUMERIC, TIMESTAMP, TIMESTAMPTZ
+    if isinstance(v, bool):
+        return BOOL
+    if isinstance(v, int):
+        return INT8
+    if isinstance(v, float):
+        return FLOAT8
+    if isinstance(v, Decimal):
+        return NUMERIC
+    if isinstance(v, dt.datetime):
+        return TIMESTAMPTZ if v.tzinfo else TIMESTAMP
+    if isinstance(v, dt.date):
+        return DATE
+    return TEXT

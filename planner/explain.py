@@ -1,0 +1,116 @@
+"""EXPLAIN: an indented text rendering of a dataflow plan, one operator per line.
+
+>>> print(render_plan(Filter(Get("u1", (INT8,)), (Call("gt", (ColumnRef(0, INT8), Literal(5, INT8)), BOOL),))))
+Filter (#0 > 5)
+  Get u1
+"""
+
+from __future__ import annotations
+
+from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
+from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, Map, Negate,
+                           Plan, Project, Reduce, Threshold, TopK, Union_, children)
+from dataflow.types import BOOL, INT8
+from planner.statements import Finishing
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "neq": "!=",
+          "lt": "<", "lte": "<=", "gt": ">", "gte": ">=", "concat": "||", "like": "like",
+          "ilike": "ilike", "and": "AND", "or": "OR"}
+
+
+def render_scalar(e: ScalarExpr) -> str:
+    if isinstance(e, ColumnRef):
+        return f"#{e.index}"
+    if isinstance(e, Literal):
+        if e.value is None:
+            return "null"
+        if isinstance(e.value, str):
+            return "'" + e.value.replace("'", "''") + "'"
+        if isinstance(e.value, bool):
+            return "true" if e.value else "false"
+        return str(e.value)
+    if isinstance(e, Call):
+        args = [render_scalar(a) for a in e.args]
+        if e.func in _INFIX and len(args) >= 2:
+            return "(" + f" {_INFIX[e.func]} ".join(args) + ")"
+        if e.func == "not":
+            return f"NOT({args[0]})"
+        if e.func == "is_null":
+            return f"({args[0]}) IS NULL"
+        if e.func == "is_not_null":
+            return f"({args[0]}) IS NOT NULL"
+        if e.func == "in_list":
+            return f"({args[0]} IN ({', '.join(args[1:])}))"
+        return f"{e.func}({', '.join(args)})"
+    if isinstance(e, Cast):
+        return f"{render_scalar(e.arg)}::{e.type.name}"
+    if isinstance(e, If):
+        return (f"case when {render_scalar(e.cond)} then {render_scalar(e.then)} "
+                f"else {render_scalar(e.els)} end")
+    return repr(e)
+
+
+def _agg(a: AggregateExpr) -> str:
+    if a.func == "count_star":
+        return "count(*)"
+    return f"{a.func}({'distinct ' if a.distinct else ''}{render_scalar(a.arg)})"
+
+
+def _cols(cols) -> str:
+    return ", ".join(f"#{c}" for c in cols)
+
+
+def _order(order_by) -> str:
+    return ", ".join(f"#{c}{' desc' if d else ' asc'}{' nulls_last' if nl else ' nulls_first'}"
+                     for c, d, nl in order_by)
+
+
+def _line(p: Plan) -> str:
+    if isinstance(p, Get):
+        return f"Get {p.id}"
+    if isinstance(p, Constant):
+        if len(p.rows) == 1:
+            return f"Constant ({', '.join(render_scalar(Literal(v, t)) for v, t in zip(p.rows[0], p.types))})"
+        return f"Constant ({len(p.rows)} rows)"
+    if isinstance(p, Map):
+        return f"Map ({', '.join(render_scalar(e) for e in p.exprs)})"
+    if isinstance(p, Filter):
+        return f"Filter {' AND '.join(render_scalar(e) for e in p.predicates)}"
+    if isinstance(p, Project):
+        return f"Project ({_cols(p.columns)})"
+    if isinstance(p, FlatMap):
+        return f"FlatMap {p.func}({', '.join(render_scalar(a) for a in p.args)})"
+    if isinstance(p, Join):
+        keys = " AND ".join(f"l#{a} = r#{b}" for a, b in zip(p.left_key, p.right_key))
+        return f"Join on=({keys})" if keys else "CrossJoin"
+    if isinstance(p, Reduce):
+        return f"Reduce group_by=[{_cols(p.group_key)}] aggregates=[{', '.join(_agg(a) for a in p.aggregates)}]"
+    if isinstance(p, TopK):
+        return (f"TopK group_by=[{_cols(p.group_key)}] order_by=[{_order(p.order_by)}] "
+                f"limit={p.limit} offset={p.offset}")
+    if isinstance(p, ArrangeBy):
+        return f"ArrangeBy keys=[{_cols(p.key)}]"
+    return type(p).__name__.rstrip("_")
+
+
+def render_plan(plan: Plan, indent: int = 0) -> str:
+    lines = [("  " * indent) + _line(plan)]
+    for c in children(plan):
+        lines.append(render_plan(c, indent + 1))
+    return "\n".join(lines)
+
+
+def render_select(plan: Plan, finishing: Finishing) -> str:
+    text = render_plan(plan)
+    if finishing != Finishing():
+        parts = []
+        if finishing.order_by:
+            parts.append(f"order_by=[{_order(finishing.order_by)}]")
+        if finishing.limit is not None:
+            parts.append(f"limit={finishing.limit}")
+        if finishing.offset:
+            parts.append(f"offset={finishing.offset}")
+        if finishing.project is not None:
+            parts.append(f"output=[{_cols(finishing.project)}]")
+        text = "Finish " + " ".join(parts) + "\n" + "\n".join("  " + l for l in text.split("\n"))
+    return text

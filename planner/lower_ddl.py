@@ -1,0 +1,156 @@
+"""CREATE TABLE / VIEW / MATERIALIZED VIEW / INDEX and DROP.
+
+PRIMARY KEY is accepted and implies NOT NULL, but uniqueness is NOT enforced (as with
+Materialize's tables, which have no keys to check against). UNIQUE, CHECK, REFERENCES and
+other constraints are rejected with 0A000.
+
+>>> # CREATE INDEX ON t (b)  over t(a, b)  ->  CreateIndexPlan('t_b_idx', 'public', 'u1', (1,), ...)
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from catalog.items import CatalogItem, ItemKind
+from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.expr import ScalarExpr
+from dataflow.types import Column
+from planner import mz_ast as m
+from planner.context import PlanContext
+from planner.lower_select import plan_query
+from planner.scalar import ScalarLowerer, coerce
+from planner.scope import Scope
+from planner.statements import CreateIndexPlan, CreateTablePlan, CreateViewPlan, DropPlan
+from planner.typing import type_from_ast
+
+
+def _schema_and_name(parts: tuple[str, ...], ctx: PlanContext) -> tuple[str, str]:
+    if len(parts) == 1:
+        return ctx.search_path[0], parts[0]
+    if len(parts) in (2, 3):
+        if len(parts) == 3 and parts[0] != ctx.database:
+            raise SqlError("3D000", f'database "{parts[0]}" does not exist')
+        return parts[-2], parts[-1]
+    raise SqlError(SqlState.SYNTAX_ERROR, f"improper qualified name (too many dotted names): {'.'.join(parts)}")
+
+
+def _table_name(t: exp.Table) -> tuple[str, ...]:
+    return tuple(p for p in (t.catalog, t.db, t.name) if p)
+
+
+def table_columns(node: exp.Create, ctx: PlanContext) -> tuple[list[Column], list[ScalarExpr | None]]:
+    """The columns and DEFAULT expressions of a CREATE TABLE."""
+    schema = node.this
+    columns: list[Column] = []
+    defaults: list[ScalarExpr | None] = []
+    pk_names: list[str] = []
+    for e in schema.expressions:
+        if isinstance(e, exp.PrimaryKey):
+            pk_names.extend(c.name for c in e.expressions)
+            continue
+        if not isinstance(e, exp.ColumnDef):
+            raise unsupported(f"table constraint {e.sql(dialect='postgres')}")
+        if e.args.get("kind") is None:
+            raise SqlError(SqlState.SYNTAX_ERROR, f'syntax error at or near "{e.name}"')
+        t = type_from_ast(e.args["kind"])
+        nullable, default = True, None
+        for c in e.args.get("constraints") or []:
+            k = c.args.get("kind")
+            if isinstance(k, exp.NotNullColumnConstraint):
+                nullable = bool(k.args.get("allow_null"))
+            elif isinstance(k, exp.PrimaryKeyColumnConstraint):
+                nullable = False  # accepted, not enforced beyond NOT NULL
+            elif isinstance(k, exp.DefaultColumnConstraint):
+                d = ScalarLowerer(Scope(), ctx, clause="DEFAULT expressions").lower(k.this)
+                default = coerce(d, t, ctx, mode="assignment", column=e.name)
+            else:
+                raise unsupported(f"column constraint {c.sql(dialect='postgres')}")
+        if any(col.name == e.name for col in columns):
+            raise SqlError(SqlState.DUPLICATE_COLUMN, f'column "{e.name}" specified more than once')
+        columns.append(Column(e.name, t, nullable))
+        defaults.append(default)
+    for n in pk_names:
+        idx = [i for i, c in enumerate(columns) if c.name == n]
+        if not idx:
+            raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" named in key does not exist')
+        c = columns[idx[0]]
+        columns[idx[0]] = Column(c.name, c.type, False)
+    return columns, defaults
+
+
+def plan_create_table(node: exp.Create, ctx: PlanContext, sql: str) -> CreateTablePlan:
+    if node.args.get("expression") is not None:
+        raise unsupported("CREATE TABLE ... AS")
+    if not isinstance(node.this, exp.Schema):
+        raise SqlError(SqlState.SYNTAX_ERROR, "syntax error at end of input")
+    schema, name = _schema_and_name(_table_name(node.this.this), ctx)
+    columns, defaults = table_columns(node, ctx)
+    return CreateTablePlan(name, schema, tuple(columns), bool(node.args.get("exists")), sql,
+                           tuple(defaults))
+
+
+def plan_create_view(node: m.CreateView, ctx: PlanContext, sql: str) -> CreateViewPlan:
+    schema, name = _schema_and_name(node.name, ctx)
+    # ORDER BY in a view is ignored (with LIMIT it is a TopK), as in Materialize.
+    q = plan_query(node.query, ctx, top=False)
+    names = [c.name for c in q.columns]
+    if node.columns is not None:
+        if len(node.columns) > len(names):
+            raise SqlError(SqlState.SYNTAX_ERROR, "CREATE VIEW specifies more column names than columns")
+        names = list(node.columns) + names[len(node.columns):]
+    seen = set()
+    for n in names:
+        if n in seen:
+            raise SqlError(SqlState.DUPLICATE_COLUMN, f'column "{n}" specified more than once')
+        seen.add(n)
+    columns = tuple(Column(n, c.type, c.nullable) for n, c in zip(names, q.columns))
+    depends = tuple(dict.fromkeys(ctx.depends_on))
+    return CreateViewPlan(name, schema, node.materialized, q.plan, columns, node.definition, depends,
+                          node.if_not_exists, node.or_replace, sql)
+
+
+def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> CreateIndexPlan:
+    on = ctx.catalog.resolve(node.on, ctx.search_path, ctx.database)
+    if on.kind is ItemKind.INDEX:
+        raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'cannot create index on index "{on.name}"')
+    names = [c.name for c in on.columns]
+    if node.columns is None:
+        key = tuple(range(len(names)))
+        name = node.name or f"{on.name}_primary_idx"
+    else:
+        key_l = []
+        for n in node.columns:
+            if n not in names:
+                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" does not exist')
+            key_l.append(names.index(n))
+        key = tuple(key_l)
+        name = node.name or f"{on.name}_{'_'.join(node.columns)}_idx"
+    return CreateIndexPlan(name, on.schema, on.id, key, node.if_not_exists, sql)
+
+
+_WRONG_KIND_HINT = {ItemKind.TABLE: "DROP TABLE", ItemKind.VIEW: "DROP VIEW",
+                    ItemKind.MATERIALIZED_VIEW: "DROP MATERIALIZED VIEW", ItemKind.INDEX: "DROP INDEX"}
+
+
+def plan_drop(node: m.Drop, ctx: PlanContext) -> DropPlan:
+    kind = ItemKind(node.kind)
+    ids, missing = [], []
+    for parts in node.names:
+        item = ctx.catalog.try_resolve(parts, ctx.search_path, ctx.database)
+        name = ".".join(parts)
+        if item is None:
+            if node.if_exists:
+                missing.append(name)
+                continue
+            code = SqlState.UNDEFINED_OBJECT if kind is ItemKind.INDEX else SqlState.UNDEFINED_TABLE
+            raise SqlError(code, f'{kind.value} "{name}" does not exist')
+        if item.kind is not kind:
+            raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{name}" is not a {kind.value}',
+                           hint=f"Use {_WRONG_KIND_HINT[item.kind]} to remove a {item.kind.value}.")
+        if item.id not in ids:
+            ids.append(item.id)
+    return DropPlan(kind, tuple(ids), node.cascade, tuple(missing))
+
+
+def resolve_item(parts: tuple[str, ...], ctx: PlanContext) -> CatalogItem:
+    return ctx.catalog.resolve(parts, ctx.search_path, ctx.database)

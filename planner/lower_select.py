@@ -1,0 +1,535 @@
+"""Lowering queries (SELECT, set operations, VALUES) to dataflow plans.
+
+A SELECT becomes, bottom-up: the FROM items joined left-deep (equalities between the next item and
+what is already joined become `Join` keys; every other predicate is a `Filter` placed as low as its
+columns allow), then the Reduce of a grouped query, HAVING, the select list (`Map` + `Project`),
+DISTINCT, and ORDER BY/LIMIT/OFFSET: a `Finishing` at the top level, a `TopK` inside subqueries
+and views (where ORDER BY without LIMIT is ignored, as in Materialize).
+
+>>> # SELECT o.id FROM orders o, customers c WHERE o.cid = c.id AND c.region = 'eu'
+>>> # Project(Join(Get(orders), Filter(Get(customers), region = 'eu'), (1,), (0,)), (0,))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+
+from catalog.items import CatalogItem, ItemKind
+from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
+from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project,
+                           Threshold, TopK, Union_, output_types)
+from dataflow.types import BOOL, INT8, Column, SqlType, TypeKind
+from planner.aggregates import Grouping, contains_aggregate
+from planner.context import PlanContext
+from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)
+from planner.scope import Scope, ScopeColumn
+from planner.statements import Finishing
+
+
+@dataclass
+class QueryResult:
+    plan: Plan
+    columns: tuple[Column, ...]
+    finishing: Finishing = field(default_factory=Finishing)
+
+    @property
+    def types(self) -> tuple[SqlType, ...]:
+        return tuple(c.type for c in self.columns)
+
+
+# ---- entry point ------------------------------------------------------------------------------
+
+def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> QueryResult:
+    """Plan any query. `top`: ORDER BY/LIMIT become a Finishing (else a TopK / ignored)."""
+    with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
+    if with_ is not None:
+        if with_.args.get("recursive"):
+            raise unsupported("WITH RECURSIVE")
+        ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database, dict(ctx.ctes),
+                          ctx.depends_on)
+        for cte in with_.expressions:
+            ctx.ctes[cte.alias_or_name] = cte
+    if isinstance(node, exp.Subquery):
+        inner = plan_query(node.this, ctx, top=False)
+        return _order_limit(inner, node, ctx, top, None)
+    if isinstance(node, exp.Select):
+        return _plan_select(node, ctx, top)
+    if isinstance(node, exp.SetOperation):
+        return _order_limit(_plan_setop(node, ctx), node, ctx, top, None)
+    if isinstance(node, exp.Values):
+        return _plan_values(node, ctx, None)
+    raise unsupported(f"query {node.key}")
+
+
+def _conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+    if node is None:
+        return []
+    if isinstance(node, exp.Paren):
+        return _conjuncts(node.this)
+    if isinstance(node, exp.And):
+        return _conjuncts(node.this) + _conjuncts(node.expression)
+    return [node]
+
+
+def _split_scalar(e: ScalarExpr) -> list[ScalarExpr]:
+    if isinstance(e, Call) and e.func == "and":
+        return [p for a in e.args for p in _split_scalar(a)]
+    return [e]
+
+
+# ---- FROM -------------------------------------------------------------------------------------
+
+@dataclass
+class _Item:
+    plan: Plan
+    scope: Scope
+
+
+def _alias_columns(node: exp.Expression) -> tuple[str | None, list[str]]:
+    alias = node.args.get("alias")
+    if alias is None:
+        return None, []
+    return (alias.name or None), [c.name for c in alias.columns]
+
+
+def _rename(names: list[str], aliases: list[str], what: str) -> list[str]:
+    if len(aliases) > len(names):
+        raise SqlError("42P10", f'table "{what}" has {len(names)} columns available but {len(aliases)} columns specified')
+    return aliases + names[len(aliases):]
+
+
+def plan_catalog_item(item: CatalogItem, ctx: PlanContext) -> Plan:
+    """A relation read: Get for tables/materialized views/indexed views, else the inlined view."""
+    ctx.depends_on.append(item.id)
+    types = tuple(c.type for c in item.columns)
+    if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+        return Get(item.id, types)
+    if item.kind is ItemKind.VIEW:
+        indexes = ctx.catalog.indexes_on(item.id)
+        if indexes:
+            return Get(indexes[0].id, types)
+        from planner.dialect import parse_query
+        inner = plan_query(parse_query(item.definition), ctx.child(), top=False)
+        if inner.types != types:
+            plan = inner.plan
+            exprs = [coerce(ColumnRef(i, t), want, ctx, mode="assignment")
+                     for i, (t, want) in enumerate(zip(inner.types, types))]
+            return _project_exprs(plan, len(inner.types), exprs)
+        return inner.plan
+    raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is an index; it cannot be read directly')
+
+
+def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
+    if isinstance(node, exp.Table):
+        if not isinstance(node.this, exp.Identifier):
+            raise unsupported("table functions")
+        name = node.name
+        alias, col_aliases = _alias_columns(node)
+        parts = tuple(p for p in (node.catalog, node.db, name) if p)
+        if len(parts) == 1 and name in ctx.ctes:
+            cte = ctx.ctes[name]
+            inner_ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database,
+                                    {k: v for k, v in ctx.ctes.items() if k != name}, ctx.depends_on)
+            q = plan_query(cte.this, inner_ctx, top=False)
+            _, cte_cols = _alias_columns(cte)
+            names = _rename([c.name for c in q.columns], cte_cols, name)
+            names = _rename(names, col_aliases, alias or name)
+            return _Item(q.plan, Scope([ScopeColumn(alias or name, n, t) for n, t in zip(names, q.types)]))
+        item = ctx.catalog.resolve(parts, ctx.search_path, ctx.database)
+        plan = plan_catalog_item(item, ctx)
+        names = _rename([c.name for c in item.columns], col_aliases, alias or name)
+        return _Item(plan, Scope([ScopeColumn(alias or name, n, c.type)
+                                  for n, c in zip(names, item.columns)]))
+    if isinstance(node, exp.Subquery):
+        alias, col_aliases = _alias_columns(node)
+        q = plan_query(node, ctx, top=False)
+        names = _rename([c.name for c in q.columns], col_aliases, alias or "subquery")
+        return _Item(q.plan, Scope([ScopeColumn(alias, n, t) for n, t in zip(names, q.types)]))
+    if isinstance(node, exp.Values):
+        alias, col_aliases = _alias_columns(node)
+        q = _plan_values(node, ctx, None)
+        names = _rename([c.name for c in q.columns], col_aliases, alias or "values")
+        return _Item(q.plan, Scope([ScopeColumn(alias or "*VALUES*", n, t) for n, t in zip(names, q.types)]))
+    if isinstance(node, exp.Lateral):
+        raise unsupported("LATERAL")
+    raise unsupported(f"FROM item {node.sql(dialect='postgres')!r}")
+
+
+def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
+    """FROM + JOINs + WHERE: a left-deep join with equi-keys and pushed-down filters."""
+    from_ = sel.args.get("from_")
+    where = sel.args.get("where")
+    conditions: list[exp.Expression] = list(_conjuncts(where.this if where is not None else None))
+    if from_ is None:
+        items = [_Item(Constant(((),), ()), Scope())]
+    else:
+        items = [_plan_from_item(from_.this, ctx)]
+    using_pairs: list[tuple[int, int]] = []
+    for j in sel.args.get("joins") or []:
+        side = (j.side or "").upper()
+        kind = (j.kind or "").upper()
+        if side in ("LEFT", "RIGHT", "FULL"):
+            raise unsupported(f"{side} JOIN")
+        if kind in ("OUTER", "SEMI", "ANTI") or j.args.get("method"):
+            raise unsupported(f"{(j.args.get('method') or kind)} JOIN")
+        item = _plan_from_item(j.this, ctx)
+        if j.args.get("using"):
+            left_scope = Scope([c for it in items for c in it.scope.columns])
+            base = len(left_scope.columns)
+            hidden = list(item.scope.columns)
+            for ident in j.args["using"]:
+                name = ident.name
+                li = left_scope.resolve(name)
+                ri = item.scope.resolve(name)
+                using_pairs.append((li, base + ri))
+                hidden[ri] = ScopeColumn(hidden[ri].table, name, hidden[ri].type, using_hidden=True)
+            item = _Item(item.plan, Scope(hidden))
+        conditions.extend(_conjuncts(j.args.get("on")))
+        items.append(item)
+    scope = Scope([c for it in items for c in it.scope.columns])
+    lowerer = ScalarLowerer(scope, ctx, clause="WHERE")
+    preds: list[ScalarExpr] = []
+    for cond in conditions:
+        if contains_aggregate(cond):
+            raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
+        preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "WHERE")))
+    for li, ri in using_pairs:
+        preds.append(lowerer.compare("eq", "=", ColumnRef(li, scope.columns[li].type),
+                                     ColumnRef(ri, scope.columns[ri].type)))
+    return _Item(_join(items, preds), scope)
+
+
+def shift(e: ScalarExpr, delta: int) -> ScalarExpr:
+    """Renumber column references by `delta` (moving a predicate onto a sub-plan)."""
+    if isinstance(e, ColumnRef):
+        return ColumnRef(e.index + delta, e.type)
+    if isinstance(e, Literal):
+        return e
+    if isinstance(e, Call):
+        return Call(e.func, tuple(shift(a, delta) for a in e.args), e.type)
+    if isinstance(e, If):
+        return If(shift(e.cond, delta), shift(e.then, delta), shift(e.els, delta), e.type)
+    if isinstance(e, Cast):
+        return Cast(shift(e.arg, delta), e.type)
+    raise TypeError(e)
+
+
+def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
+    remaining = list(preds)
+
+    def take(lo: int, hi: int, need_cols: bool = True) -> list[ScalarExpr]:
+        out = []
+        for p in list(remaining):
+            cols = columns_used(p)
+            if (cols or not need_cols) and all(lo <= c < hi for c in cols) and "mz_now" not in repr(p):
+                out.append(p)
+                remaining.remove(p)
+        return out
+
+    offsets, o = [], 0
+    for it in items:
+        offsets.append(o)
+        o += len(it.scope.columns)
+    plans = []
+    for it, off in zip(items, offsets):
+        own = take(off, off + len(it.scope.columns))
+        plans.append(Filter(it.plan, tuple(shift(p, -off) for p in own)) if own else it.plan)
+    acc, width = plans[0], len(items[0].scope.columns)
+    for it, off, right in zip(items[1:], offsets[1:], plans[1:]):
+        w = len(it.scope.columns)
+        lkeys, rkeys = [], []
+        for p in list(remaining):
+            if isinstance(p, Call) and p.func == "eq" and all(isinstance(a, ColumnRef) for a in p.args):
+                a, b = p.args[0].index, p.args[1].index
+                if a >= width:
+                    a, b = b, a
+                if a < width and off <= b < off + w and p.args[0].type == p.args[1].type:
+                    lkeys.append(a)
+                    rkeys.append(b - off)
+                    remaining.remove(p)
+        acc = Join(acc, right, tuple(lkeys), tuple(rkeys))
+        width += w
+        rest = take(0, width)
+        if rest:
+            acc = Filter(acc, tuple(rest))
+    if remaining:
+        acc = Filter(acc, tuple(remaining))
+    return acc
+
+
+# ---- SELECT -----------------------------------------------------------------------------------
+
+def _project_exprs(plan: Plan, width: int, exprs: list[ScalarExpr]) -> Plan:
+    """Output exactly `exprs` (over a `width`-column input): Map what is not a plain column."""
+    mapped = [e for e in exprs if not isinstance(e, ColumnRef)]
+    cols, k = [], 0
+    for e in exprs:
+        if isinstance(e, ColumnRef):
+            cols.append(e.index)
+        else:
+            cols.append(width + k)
+            k += 1
+    if mapped:
+        plan = Map(plan, tuple(mapped))
+    if tuple(cols) == tuple(range(width)) and not mapped:
+        return plan
+    return Project(plan, tuple(cols))
+
+
+def _expand_select(sel: exp.Select, scope: Scope) -> list[tuple[exp.Expression | int, str]]:
+    """Select items with `*` and `t.*` expanded to scope positions."""
+    out: list[tuple[exp.Expression | int, str]] = []
+    for node in sel.expressions:
+        if isinstance(node, exp.Star):
+            if not scope.columns:
+                raise SqlError(SqlState.SYNTAX_ERROR, "SELECT * with no tables specified is not valid")
+            out.extend((i, scope.columns[i].name) for i in scope.star())
+        elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
+            out.extend((i, scope.columns[i].name) for i in scope.star(node.table))
+        else:
+            out.append((node, expr_name(node)))
+    return out
+
+
+def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[ScalarExpr]:
+    group = sel.args.get("group")
+    if group is None:
+        return []
+    if group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets"):
+        raise unsupported("GROUPING SETS, ROLLUP and CUBE")
+    lowerer = ScalarLowerer(scope, ctx, clause="GROUP BY")
+    keys: list[ScalarExpr] = []
+    for g in group.expressions:
+        node: exp.Expression | int = g
+        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit():
+            pos = int(g.this)
+            if not 1 <= pos <= len(items):
+                raise SqlError("42P10", f"GROUP BY position {pos} is not in select list")
+            node = items[pos - 1][0]
+        elif isinstance(g, exp.Column) and not g.table:
+            try:
+                scope.resolve(g.name)
+            except SqlError as e:
+                named = [it for it, name in items if name == g.name and not isinstance(it, int)]
+                if e.sqlstate != SqlState.UNDEFINED_COLUMN or not named:
+                    raise
+                node = named[0]
+        if isinstance(node, int):
+            e = ColumnRef(node, scope.columns[node].type)
+        else:
+            if contains_aggregate(node):
+                raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
+            e = resolve_unknown(lowerer.lower(node), ctx)
+        if e not in keys:
+            keys.append(e)
+    return keys
+
+
+def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
+    if sel.args.get("into"):
+        raise unsupported("SELECT INTO")
+    if sel.args.get("windows"):
+        raise unsupported("window functions")
+    base = _plan_from(sel, ctx)
+    scope = base.scope
+    items = _expand_select(sel, scope)
+    having = sel.args.get("having")
+    order = sel.args.get("order")
+    order_nodes = [o.this for o in order.expressions] if order else []
+    aggregated = bool(sel.args.get("group")) or having is not None or any(
+        not isinstance(it, int) and contains_aggregate(it) for it, _ in items) or any(
+        contains_aggregate(o) for o in order_nodes)
+    if aggregated:
+        grouping = Grouping(base.plan, scope, ctx, _group_keys(sel, items, scope, ctx))
+        lowerer = grouping.lowerer("SELECT")
+
+        def lower_item(it):
+            if isinstance(it, int):
+                return lowerer.lower(exp.column(scope.columns[it].name, scope.columns[it].table)) \
+                    if scope.columns[it].table else lowerer.lower(exp.column(scope.columns[it].name))
+            return lowerer.lower(it)
+        exprs = [resolve_unknown(lower_item(it), ctx) for it, _ in items]
+        having_pred = to_bool(grouping.lowerer("HAVING").lower(having.this), ctx, "HAVING") \
+            if having is not None else None
+        order_lowerer = grouping.lowerer("ORDER BY")
+        plan = None  # built after ORDER BY lowering has registered its aggregates
+    else:
+        lowerer = ScalarLowerer(scope, ctx, clause="SELECT")
+        exprs = [ColumnRef(it, scope.columns[it].type) if isinstance(it, int)
+                 else resolve_unknown(lowerer.lower(it), ctx) for it, _ in items]
+        having_pred = None
+        order_lowerer = lowerer
+        plan = base.plan
+    names = [name for _, name in items]
+    distinct = sel.args.get("distinct")
+    if distinct is not None and distinct.args.get("on"):
+        raise unsupported("SELECT DISTINCT ON")
+    # ORDER BY: output name or position, else an expression (a hidden extra column).
+    order_by, extras = [], []
+    for o in (order.expressions if order else []):
+        col = _output_ref(o.this, names, sel.expressions)
+        if col is None:
+            e = resolve_unknown(order_lowerer.lower(o.this), ctx)
+            if e in exprs:
+                col = exprs.index(e)
+            else:
+                if distinct is not None:
+                    raise SqlError("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+                extras.append(e)
+                col = len(exprs) + len(extras) - 1
+        order_by.append(_order_entry(col, o))
+    if aggregated:
+        plan = grouping.build()
+        if having_pred is not None:
+            plan = Filter(plan, (having_pred,))
+    width = len(output_types(plan))
+    plan = _project_exprs(plan, width, exprs + extras)
+    if distinct is not None:
+        plan = Distinct(plan)
+    columns = tuple(Column(n, e.type) for n, e in zip(names, exprs))
+    result = QueryResult(plan, columns + tuple(Column("?order?", e.type) for e in extras))
+    return _finish(result, len(columns), tuple(order_by), sel, ctx, top)
+
+
+def _order_entry(col: int, o: exp.Ordered) -> tuple[int, bool, bool]:
+    desc = bool(o.args.get("desc"))
+    nulls_first = o.args.get("nulls_first")
+    # PostgreSQL: NULLs sort as larger than everything (last ascending, first descending).
+    nulls_last = (not desc) if nulls_first is None else not nulls_first
+    if desc and not _explicit_nulls(o):
+        nulls_last = False
+    return (col, desc, nulls_last)
+
+
+def _explicit_nulls(o: exp.Ordered) -> bool:
+    sql = o.sql(dialect="postgres").upper()
+    return "NULLS FIRST" in sql or "NULLS LAST" in sql
+
+
+def _output_ref(node: exp.Expression, names: list[str], select_nodes) -> int | None:
+    if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
+        pos = int(node.this)
+        if not 1 <= pos <= len(names):
+            raise SqlError("42P10", f"ORDER BY position {pos} is not in select list")
+        return pos - 1
+    if isinstance(node, exp.Column) and not node.table and names.count(node.name) >= 1:
+        # An output name wins over an input column (SQL92 rule PostgreSQL applies to ORDER BY).
+        hits = [i for i, n in enumerate(names) if n == node.name]
+        return hits[0]
+    return None
+
+
+def _limit_value(node: exp.Expression | None, ctx: PlanContext, what: str) -> int | None:
+    if node is None:
+        return None
+    e = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
+    if e is None or (isinstance(e, exp.Var) and e.name.upper() == "ALL"):
+        return None
+    v = ScalarLowerer(Scope(), ctx, clause=what).lower(e)
+    if isinstance(v, Literal) and v.value is None and v.type.kind is TypeKind.UNKNOWN:
+        return None
+    v = coerce(v, INT8, ctx)
+    if not isinstance(v, Literal):
+        raise unsupported(f"non-constant {what}")
+    if v.value is not None and v.value < 0:
+        raise SqlError("2201W" if what == "LIMIT" else "2201X", f"{what} must not be negative")
+    return v.value
+
+
+def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expression,
+            ctx: PlanContext, top: bool) -> QueryResult:
+    limit = _limit_value(node.args.get("limit"), ctx, "LIMIT")
+    offset = _limit_value(node.args.get("offset"), ctx, "OFFSET") or 0
+    hidden = len(result.columns) > n_visible
+    visible = result.columns[:n_visible]
+    if top:
+        project = tuple(range(n_visible)) if hidden else None
+        return QueryResult(result.plan, visible, Finishing(order_by, limit, offset, project))
+    plan = result.plan
+    if limit is not None or offset:
+        plan = TopK(plan, (), order_by, limit, offset)
+    if hidden:
+        plan = Project(plan, tuple(range(n_visible)))
+    return QueryResult(plan, visible)
+
+
+def _order_limit(result: QueryResult, node: exp.Expression, ctx: PlanContext, top: bool,
+                 _unused) -> QueryResult:
+    """ORDER BY/LIMIT on a set operation or parenthesised query: output columns only."""
+    order = node.args.get("order")
+    names = [c.name for c in result.columns]
+    order_by = []
+    for o in (order.expressions if order else []):
+        col = _output_ref(o.this, names, None)
+        if col is None:
+            raise unsupported("ORDER BY on an expression of a set operation's result")
+        order_by.append(_order_entry(col, o))
+    if not order_by and node.args.get("limit") is None and node.args.get("offset") is None:
+        if top and result.finishing != Finishing():
+            return result
+        return result
+    if result.finishing != Finishing():  # the inner one was top-level: make it a TopK first
+        result = _finish(result, len(result.columns), result.finishing.order_by, exp.Select(), ctx, False)
+    return _finish(result, len(result.columns), tuple(order_by), node, ctx, top)
+
+
+# ---- set operations and VALUES ----------------------------------------------------------------
+
+def _cast_columns(q: QueryResult, types: tuple[SqlType, ...], ctx: PlanContext) -> Plan:
+    if q.types == types:
+        return q.plan
+    exprs = [coerce(ColumnRef(i, t), want, ctx) for i, (t, want) in enumerate(zip(q.types, types))]
+    return _project_exprs(q.plan, len(types), exprs)
+
+
+def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
+    op = {exp.Union: "UNION", exp.Except: "EXCEPT", exp.Intersect: "INTERSECT"}[type(node)]
+    left = plan_query(node.this, ctx, top=False)
+    right = plan_query(node.expression, ctx, top=False)
+    if len(left.columns) != len(right.columns):
+        raise SqlError(SqlState.SYNTAX_ERROR, f"each {op} query must have the same number of columns")
+    types = []
+    for lc, rc in zip(left.columns, right.columns):
+        (_, _), t = coerce_all([Literal(None, lc.type), Literal(None, rc.type)], ctx, op)
+        types.append(t)
+    types = tuple(types)
+    l, r = _cast_columns(left, types, ctx), _cast_columns(right, types, ctx)
+    distinct = node.args.get("distinct", True) is not False
+    if op == "UNION":
+        plan: Plan = Union_((l, r))
+        if distinct:
+            plan = Distinct(plan)
+    elif op == "EXCEPT":
+        if distinct:
+            l, r = Distinct(l), Distinct(r)
+        plan = Threshold(Union_((l, Negate(r))))
+    else:  # INTERSECT: l - (l - r), with multiplicities min(l, r)
+        if distinct:
+            l, r = Distinct(l), Distinct(r)
+        plan = Union_((l, Negate(Threshold(Union_((l, Negate(r)))))))
+    return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)))
+
+
+def _plan_values(node: exp.Values, ctx: PlanContext, target: tuple[SqlType, ...] | None) -> QueryResult:
+    lowerer = ScalarLowerer(Scope(), ctx, clause="VALUES")
+    rows = [[lowerer.lower(e) for e in (t.expressions if isinstance(t, exp.Tuple) else [t])]
+            for t in node.expressions]
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        raise SqlError(SqlState.SYNTAX_ERROR, "VALUES lists must all be the same length")
+    types = []
+    for i in range(width):
+        col, t = coerce_all([r[i] for r in rows], ctx, "VALUES")
+        for r, e in zip(rows, col):
+            r[i] = resolve_unknown(e, ctx)
+        types.append(rows[0][i].type)
+    types_t = tuple(types)
+    columns = tuple(Column(f"column{i + 1}", t) for i, t in enumerate(types_t))
+    if all(isinstance(e, Literal) for r in rows for e in r):
+        return QueryResult(Constant(tuple(tuple(e.value for e in r) for r in rows), types_t), columns)
+    unit = Constant(((),), ())
+    parts = tuple(Map(unit, tuple(r)) for r in rows)
+    return QueryResult(parts[0] if len(parts) == 1 else Union_(parts), columns)

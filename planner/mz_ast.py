@@ -1,0 +1,141 @@
+"""Parsed forms of the statements sqlglot's Postgres dialect does not know (Materialize
+extensions and session/utility commands). `planner.dialect` builds them; embedded queries
+are ordinary sqlglot expressions.
+
+Example: `SUBSCRIBE TO t WITH (PROGRESS) AS OF 5` parses to
+
+    Subscribe(target=("t",), query=None, progress=True, snapshot=True, as_of=<Literal 5>, ...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+Name = tuple[str, ...]  # a possibly qualified object name, e.g. ("public", "t")
+
+
+@dataclass(frozen=True)
+class SelectAsOf:
+    """A query with Materialize's trailing `AS OF <ts>`."""
+
+    query: exp.Expression
+    as_of: exp.Expression | None
+
+
+@dataclass(frozen=True)
+class Subscribe:
+    target: Name | None  # SUBSCRIBE [TO] obj
+    query: exp.Expression | None  # SUBSCRIBE (SELECT ...)
+    progress: bool = False
+    snapshot: bool = True
+    as_of: exp.Expression | None = None
+    up_to: exp.Expression | None = None
+    upsert_key: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class CreateView:
+    name: Name
+    columns: tuple[str, ...] | None
+    query: exp.Expression
+    definition: str  # the query's original text
+    materialized: bool
+    if_not_exists: bool
+    or_replace: bool
+
+
+@dataclass(frozen=True)
+class CreateIndex:
+    name: str | None
+    on: Name
+    columns: tuple[str, ...] | None  # None = DEFAULT INDEX (all columns)
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class Drop:
+    kind: str  # 'table' | 'view' | 'materialized view' | 'index'
+    names: tuple[Name, ...]
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
+class Show:
+    what: str  # 'tables', 'variable', 'create table', 'columns', ...
+    target: Name | None = None  # SHOW COLUMNS FROM obj, SHOW CREATE ... obj, SHOW INDEXES ON obj
+    variable: str | None = None
+    schema: str | None = None  # SHOW TABLES FROM schema
+
+
+@dataclass(frozen=True)
+class SetVariable:
+    name: str
+    value: str | None  # None = RESET / DEFAULT
+    local: bool = False
+
+
+@dataclass(frozen=True)
+class Transaction:
+    action: str  # 'begin' | 'commit' | 'rollback'
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class Discard:
+    what: str
+
+
+@dataclass(frozen=True)
+class Deallocate:
+    name: str | None  # None = ALL
+
+
+@dataclass(frozen=True)
+class Declare:
+    cursor: str
+    inner: Any  # a parsed statement: SelectAsOf/exp.Query or Subscribe
+
+
+@dataclass(frozen=True)
+class Fetch:
+    cursor: str
+    count: int | None  # None = ALL
+    timeout_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class Close:
+    cursor: str | None  # None = ALL
+
+
+@dataclass(frozen=True)
+class CopyTo:
+    inner: Any  # SelectAsOf / exp.Query / Subscribe, or a Name for COPY t TO STDOUT
+    columns: tuple[str, ...] | None
+    format: str = "text"
+    header: bool = False
+    delimiter: str | None = None
+
+
+@dataclass(frozen=True)
+class CopyFrom:
+    table: Name
+    columns: tuple[str, ...] | None
+    format: str = "text"
+    header: bool = False
+    delimiter: str | None = None
+
+
+@dataclass(frozen=True)
+class Explain:
+    inner: Any  # a parsed query, or a Name for EXPLAIN MATERIALIZED VIEW mv
+    target_kind: str | None = None  # 'materialized view' | 'view' when explaining a catalog item
+
+
+@dataclass(frozen=True)
+class Empty:
+    """An empty statement (only whitespace/comments)."""

@@ -1,0 +1,293 @@
+"""Statement dispatch: a parsed `Statement` to a `StatementPlan`, and Describe.
+
+>>> stmt = parse("SELECT a + 1 FROM t WHERE b = $1")[0]
+>>> describe_statement(catalog, stmt, [0])     # t(a int4, b int8)
+([bigint], [Column('?column?', integer)])
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from sqlglot import exp
+
+from catalog.items import CatalogReader, ItemKind
+from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.expr import Literal
+from dataflow.plan import Get
+from dataflow.types import BOOL, INT8, NUMERIC, TEXT, Column, SqlType, TypeKind
+from planner import mz_ast as m
+from planner.context import Params, PlanContext
+from planner.dialect import parse_query
+from planner.explain import render_plan, render_select
+from planner.lower_ddl import (plan_create_index, plan_create_table, plan_create_view, plan_drop,
+                               resolve_item, table_columns)
+from planner.lower_dml import plan_delete, plan_insert, plan_update
+from planner.lower_select import _project_exprs, plan_catalog_item, plan_query
+from planner.parse import Statement
+from planner.scalar import ScalarLowerer, coerce
+from planner.scope import Scope
+from planner.show import show_columns
+from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, DeallocatePlan, DeclarePlan,
+                                DeletePlan, DiscardPlan, EmptyPlan, ExplainPlan, FetchPlan,
+                                InsertPlan, SelectPlan, SetVariablePlan, ShowPlan, StatementPlan,
+                                SubscribePlan, TransactionPlan, UpdatePlan)
+from planner.typing import type_from_oid
+
+
+def _timestamp_value(node: exp.Expression, ctx: PlanContext, what: str) -> int:
+    """AS OF / UP TO: a constant mz_timestamp (milliseconds), a number or a timestamp."""
+    e = ScalarLowerer(Scope(), ctx, clause=what).lower(node)
+    if not isinstance(e, Literal):
+        raise unsupported(f"non-constant {what}")
+    if e.type.kind is TypeKind.UNKNOWN:
+        v = e.value.raw if hasattr(e.value, "raw") else e.value
+        if isinstance(v, str):
+            try:
+                return int(v)
+            except ValueError:
+                e = coerce(Literal(v, e.type), SqlType(TypeKind.TIMESTAMPTZ), ctx)
+        else:
+            e = coerce(e, INT8, ctx)
+    v = e.value
+    if v is None:
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f"{what} must not be null")
+    if isinstance(v, dt.datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=dt.timezone.utc)
+        return int(v.timestamp() * 1000)
+    if isinstance(v, (int, Decimal, float)) and not isinstance(v, bool):
+        if v < 0:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f"{what} must not be negative")
+        return int(v)
+    raise SqlError(SqlState.DATATYPE_MISMATCH, f"{what} must be a timestamp or number")
+
+
+def _select(ast: Any, ctx: PlanContext) -> SelectPlan:
+    as_of = None
+    if isinstance(ast, m.SelectAsOf):
+        as_of = _timestamp_value(ast.as_of, ctx, "AS OF")
+        ast = ast.query
+    q = plan_query(ast, ctx, top=True)
+    return SelectPlan(q.plan, q.columns, q.finishing, as_of)
+
+
+def _subscribe(ast: m.Subscribe, ctx: PlanContext) -> SubscribePlan:
+    if ast.target is not None:
+        item = resolve_item(ast.target, ctx)
+        plan = plan_catalog_item(item, ctx)
+        columns = tuple(item.columns)
+    else:
+        q = plan_query(ast.query, ctx, top=False)  # ORDER BY without LIMIT is meaningless here
+        plan, columns = q.plan, q.columns
+    key = None
+    if ast.upsert_key is not None:
+        names = [c.name for c in columns]
+        key_l = []
+        for n in ast.upsert_key:
+            if n not in names:
+                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" does not exist')
+            key_l.append(names.index(n))
+        key = tuple(key_l)
+    as_of = _timestamp_value(ast.as_of, ctx, "AS OF") if ast.as_of is not None else None
+    up_to = _timestamp_value(ast.up_to, ctx, "UP TO") if ast.up_to is not None else None
+    return SubscribePlan(plan, columns, ast.progress, ast.snapshot, as_of, up_to, key)
+
+
+def _inner_read(ast: Any, ctx: PlanContext) -> SelectPlan | SubscribePlan:
+    if isinstance(ast, m.Subscribe):
+        return _subscribe(ast, ctx)
+    return _select(ast, ctx)
+
+
+def _copy_to(ast: m.CopyTo, ctx: PlanContext) -> CopyToPlan:
+    if isinstance(ast.inner, tuple):
+        item = resolve_item(ast.inner, ctx)
+        plan = plan_catalog_item(item, ctx)
+        cols = list(item.columns)
+        if ast.columns is not None:
+            names = [c.name for c in item.columns]
+            pos = []
+            for n in ast.columns:
+                if n not in names:
+                    raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" of relation "{item.name}" does not exist')
+                pos.append(names.index(n))
+            from dataflow.plan import Project
+            plan = Project(plan, tuple(pos))
+            cols = [item.columns[p] for p in pos]
+        inner = SelectPlan(plan, tuple(cols))
+    else:
+        inner = _inner_read(ast.inner, ctx)
+    return CopyToPlan(inner, ast.format, ast.header)
+
+
+def _copy_from(ast: m.CopyFrom, ctx: PlanContext) -> CopyFromPlan:
+    item = resolve_item(ast.table, ctx)
+    if item.kind is not ItemKind.TABLE:
+        raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'cannot copy to {item.kind.value} "{item.name}"')
+    names = [c.name for c in item.columns]
+    if ast.columns is None:
+        cols = tuple(range(len(names)))
+    else:
+        pos = []
+        for n in ast.columns:
+            if n not in names:
+                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" of relation "{item.name}" does not exist')
+            pos.append(names.index(n))
+        cols = tuple(pos)
+    delim = ast.delimiter
+    if delim is not None and len(delim) != 1:
+        raise SqlError("22023" if False else SqlState.INVALID_PARAMETER_VALUE,
+                       "COPY delimiter must be a single one-byte character")
+    return CopyFromPlan(item.id, cols, ast.format, delim, ast.header)
+
+
+def _explain(ast: m.Explain, ctx: PlanContext) -> ExplainPlan:
+    if ast.target_kind is not None:
+        item = resolve_item(ast.inner, ctx)
+        if item.kind.value != ast.target_kind:
+            raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {ast.target_kind}')
+        q = plan_query(parse_query(item.definition), ctx, top=False)
+        return ExplainPlan(render_plan(q.plan))
+    if isinstance(ast.inner, m.CreateView):
+        q = plan_query(ast.inner.query, ctx, top=False)
+        return ExplainPlan(render_plan(q.plan))
+    p = _select(ast.inner, ctx)
+    return ExplainPlan(render_select(p.plan, p.finishing))
+
+
+def _show(ast: m.Show, ctx: PlanContext) -> ShowPlan:
+    if ast.target is not None:
+        item = resolve_item(ast.target, ctx)
+        if ast.what.startswith("create ") and item.kind.value != ast.what[len("create "):]:
+            raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {ast.what[len("create "):]}')
+        # For object-targeted SHOWs, `name` is the catalog id of the object.
+        return ShowPlan(ast.what, item.id, item.schema)
+    if ast.what == "variable":
+        return ShowPlan("variable", ast.variable)
+    return ShowPlan(ast.what, None, ast.schema)
+
+
+def _table_defaults(item, ctx: PlanContext):
+    """A table's DEFAULT expressions, recovered from its CREATE TABLE text."""
+    try:
+        from planner.dialect import parse_one_statement
+        tree = parse_one_statement(item.create_sql)
+        if isinstance(tree, exp.Create):
+            return tuple(table_columns(tree, PlanContext(ctx.catalog, Params(None, []),
+                                                         ctx.search_path, ctx.database))[1])
+    except SqlError:
+        pass
+    return None
+
+
+def _insert(ast: exp.Insert, ctx: PlanContext) -> InsertPlan:
+    target = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
+    parts = tuple(p for p in (target.catalog, target.db, target.name) if p)
+    item = ctx.catalog.try_resolve(parts, ctx.search_path, ctx.database)
+    defaults = _table_defaults(item, ctx) if item is not None and item.kind is ItemKind.TABLE else None
+    return plan_insert(ast, ctx, defaults)
+
+
+def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
+    ast = stmt.ast
+    if isinstance(ast, (exp.Query, m.SelectAsOf)):
+        return _select(ast, ctx)
+    if isinstance(ast, exp.Insert):
+        return _insert(ast, ctx)
+    if isinstance(ast, exp.Update):
+        return plan_update(ast, ctx)
+    if isinstance(ast, exp.Delete):
+        return plan_delete(ast, ctx)
+    if isinstance(ast, exp.Create):
+        if (ast.args.get("kind") or "").upper() != "TABLE":
+            raise unsupported(f"CREATE {ast.args.get('kind')}")
+        return plan_create_table(ast, ctx, stmt.sql)
+    if isinstance(ast, m.CreateView):
+        return plan_create_view(ast, ctx, stmt.sql)
+    if isinstance(ast, m.CreateIndex):
+        return plan_create_index(ast, ctx, stmt.sql)
+    if isinstance(ast, m.Drop):
+        return plan_drop(ast, ctx)
+    if isinstance(ast, m.Subscribe):
+        return _subscribe(ast, ctx)
+    if isinstance(ast, m.Show):
+        return _show(ast, ctx)
+    if isinstance(ast, m.SetVariable):
+        return SetVariablePlan(ast.name, ast.value, ast.local)
+    if isinstance(ast, m.Transaction):
+        return TransactionPlan(ast.action, ast.read_only)
+    if isinstance(ast, m.Discard):
+        return DiscardPlan(ast.what)
+    if isinstance(ast, m.Deallocate):
+        return DeallocatePlan(ast.name)
+    if isinstance(ast, m.Declare):
+        return DeclarePlan(ast.cursor, _inner_read(ast.inner, ctx))
+    if isinstance(ast, m.Fetch):
+        return FetchPlan(ast.cursor, ast.count, ast.timeout_ms)
+    if isinstance(ast, m.Close):
+        return ClosePlan(ast.cursor)
+    if isinstance(ast, m.CopyTo):
+        return _copy_to(ast, ctx)
+    if isinstance(ast, m.CopyFrom):
+        return _copy_from(ast, ctx)
+    if isinstance(ast, m.Explain):
+        return _explain(ast, ctx)
+    if isinstance(ast, m.Empty):
+        return EmptyPlan()
+    raise unsupported(f"statement {stmt.sql.split()[0] if stmt.sql else ''}")
+
+
+def plan_statement(catalog: CatalogReader, stmt: Statement, *, params: list[Any] | None = None,
+                   param_types: list[SqlType] | None = None, search_path=("public",),
+                   database: str = "slipstream") -> StatementPlan:
+    """Plan one parsed statement. `params`/`param_types`: the bound $n values and their types
+    (a type of `unknown` or None means the value is text to be read in the type context wants)."""
+    values = list(params) if params is not None else []
+    types: list[SqlType | None] = [None if t is None or t.kind is TypeKind.UNKNOWN else t
+                                   for t in (param_types or [])]
+    types += [None] * (len(values) - len(types))
+    ctx = PlanContext(catalog, Params(values, types), tuple(search_path), database)
+    return plan_in_context(stmt, ctx)
+
+
+SUBSCRIBE_PREFIX_TIMESTAMP = Column("mz_timestamp", NUMERIC, False)
+
+
+def result_columns(plan: StatementPlan) -> list[Column] | None:
+    """The columns a statement's result has (None for statements that return no rows)."""
+    if isinstance(plan, SelectPlan):
+        return list(plan.columns)
+    if isinstance(plan, SubscribePlan):
+        cols = [SUBSCRIBE_PREFIX_TIMESTAMP]
+        if plan.progress:
+            cols.append(Column("mz_progressed", BOOL, False))
+        if plan.envelope_upsert_key is not None:
+            cols.append(Column("mz_state", TEXT))
+            key = plan.envelope_upsert_key
+            cols += [plan.columns[i] for i in key]
+            cols += [c for i, c in enumerate(plan.columns) if i not in key]
+        else:
+            cols.append(Column("mz_diff", INT8))
+            cols += list(plan.columns)
+        return cols
+    if isinstance(plan, ShowPlan):
+        return list(show_columns(plan))
+    if isinstance(plan, ExplainPlan):
+        return [Column("Optimized Plan", TEXT)]
+    return None
+
+
+def describe_statement(catalog: CatalogReader, stmt: Statement, param_oids: list[int], *,
+                       search_path=("public",), database: str = "slipstream"
+                       ) -> tuple[list[SqlType], list[Column] | None]:
+    """Parameter types (inferred from context where the client sent OID 0; text if nothing says)
+    and result columns (None for statements without rows; FETCH's depend on the cursor and are
+    left to the adapter, returned as None)."""
+    types = [type_from_oid(o) for o in param_oids]
+    ctx = PlanContext(catalog, Params(None, types), tuple(search_path), database)
+    plan = plan_in_context(stmt, ctx)
+    out = [t if t is not None else TEXT for t in ctx.params.types]
+    return out, result_columns(plan)

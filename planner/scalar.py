@@ -1,0 +1,423 @@
+"""Lowering sqlglot scalar expressions to `dataflow.expr`, with typing and implicit casts.
+
+Columns resolve through a `Scope`; literals get PostgreSQL's types (`1` int4, `3000000000` int8,
+`1.5` numeric, `'x'` unknown until context decides); operators promote their operands.
+
+>>> # over scope (a int4, b int8):  a + b * 2
+>>> # Call('add', (Cast(ColumnRef(0, INT4), INT8), Call('mul', (ColumnRef(1, INT8), Literal(2, INT8)), INT8)), INT8)
+
+A `hook` lets the caller replace whole subtrees first (aggregates and GROUP BY expressions
+become columns of the Reduce output; see `planner.aggregates`).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Callable
+
+from sqlglot import exp
+
+from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
+from dataflow.types import (BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind)
+from planner.casts import cast_value
+from planner.context import ParamSlot, PlanContext
+from planner.scope import Scope
+from planner.typing import (assignment_castable, explicitly_castable, implicitly_castable,
+                            is_float, type_from_ast, unify)
+
+Hook = Callable[[exp.Expression], "ScalarExpr | None"]
+
+AGGREGATES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
+_ARITH = {exp.Add: ("add", "+"), exp.Sub: ("sub", "-"), exp.Mul: ("mul", "*"),
+          exp.Div: ("div", "/"), exp.Mod: ("mod", "%")}
+_CMP = {exp.EQ: ("eq", "="), exp.NEQ: ("neq", "<>"), exp.LT: ("lt", "<"), exp.LTE: ("lte", "<="),
+        exp.GT: ("gt", ">"), exp.GTE: ("gte", ">=")}
+_INT4_MIN, _INT4_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+# ---- coercion ---------------------------------------------------------------------------------
+
+def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",
+           column: str | None = None) -> ScalarExpr:
+    """Cast `e` to `t`. `mode` is implicit, assignment (storing into a column) or explicit (CAST).
+    Literals are cast now, so bad constants fail at plan time with the proper SQLSTATE."""
+    if e.type == t:
+        return e
+    if isinstance(e, Literal) and e.type.kind is TypeKind.UNKNOWN:
+        v = e.value
+        if isinstance(v, ParamSlot):
+            ctx.params.infer(v.index, t)
+            v = v.raw
+        return Literal(cast_value(v, TEXT, t), t)
+    ok = {"implicit": implicitly_castable, "assignment": assignment_castable,
+          "explicit": explicitly_castable}[mode](e.type, t)
+    if not ok:
+        if mode == "assignment" and column is not None:
+            raise SqlError(SqlState.DATATYPE_MISMATCH,
+                           f'column "{column}" is of type {t.name} but expression is of type {e.type.name}',
+                           hint="You will need to rewrite or cast the expression.")
+        if mode == "explicit":
+            raise SqlError("42846", f"cannot cast type {e.type.name} to {t.name}")
+        raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {e.type.name} to {t.name}")
+    if isinstance(e, Literal):
+        return Literal(cast_value(e.value, e.type, t), t)
+    return Cast(e, t)
+
+
+def resolve_unknown(e: ScalarExpr, ctx: PlanContext) -> ScalarExpr:
+    """An expression whose type is still `unknown` (a bare 'x' or $1) becomes text."""
+    return coerce(e, TEXT, ctx) if e.type.kind is TypeKind.UNKNOWN else e
+
+
+def coerce_all(es: list[ScalarExpr], ctx: PlanContext, what: str) -> tuple[list[ScalarExpr], SqlType]:
+    """Bring several expressions to their common type (CASE, COALESCE, IN, UNION)."""
+    t = unify([e.type for e in es])
+    if t is None:
+        names = " and ".join(sorted({e.type.name for e in es}))
+        raise SqlError(SqlState.DATATYPE_MISMATCH, f"{what} types {names} cannot be matched")
+    if t.kind is TypeKind.NUMERIC and len({e.type for e in es if e.type.kind is TypeKind.NUMERIC}) > 1:
+        t = NUMERIC
+    return [coerce(e, t, ctx) for e in es], t
+
+
+def to_bool(e: ScalarExpr, ctx: PlanContext, what: str) -> ScalarExpr:
+    if e.type.kind is TypeKind.UNKNOWN:
+        return coerce(e, BOOL, ctx)
+    if e.type != BOOL:
+        raise SqlError(SqlState.DATATYPE_MISMATCH, f"argument of {what} must be type boolean, not type {e.type.name}")
+    return e
+
+
+def literal_of(node: exp.Literal) -> Literal:
+    text = node.this
+    if node.is_string:
+        return Literal(text, UNKNOWN)
+    if text.isdigit():
+        v = int(text)
+        if v <= _INT4_MAX:
+            return Literal(v, INT4)
+        if v < 2 ** 63:
+            return Literal(v, INT8)
+    return Literal(Decimal(text), NUMERIC)
+
+
+def _no_op(sym: str, l: SqlType, r: SqlType | None = None) -> SqlError:
+    sig = f"{sym} {l.name}" if r is None else f"{l.name} {sym} {r.name}"
+    return SqlError(SqlState.UNDEFINED_FUNCTION, f"operator does not exist: {sig}",
+                    hint="No operator matches the given name and argument types. "
+                         "You might need to add explicit type casts.")
+
+
+def _no_func(name: str, args: list[ScalarExpr]) -> SqlError:
+    sig = ", ".join(a.type.name for a in args)
+    return SqlError(SqlState.UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
+                    hint="No function matches the given name and argument types. "
+                         "You might need to add explicit type casts.")
+
+
+# ---- the lowerer ------------------------------------------------------------------------------
+
+class ScalarLowerer:
+    def __init__(self, scope: Scope, ctx: PlanContext, hook: Hook | None = None,
+                 clause: str = "WHERE") -> None:
+        self.scope = scope
+        self.ctx = ctx
+        self.hook = hook
+        self.clause = clause
+
+    def lower(self, node: exp.Expression) -> ScalarExpr:
+        if self.hook is not None:
+            hooked = self.hook(node)
+            if hooked is not None:
+                return hooked
+        return self._lower(node)
+
+    # Each branch handles one SQL construct.
+    def _lower(self, node: exp.Expression) -> ScalarExpr:
+        ctx = self.ctx
+        if isinstance(node, exp.Paren):
+            return self.lower(node.this)
+        if isinstance(node, exp.Alias):
+            return self.lower(node.this)
+        if isinstance(node, exp.Column):
+            if isinstance(node.this, exp.Star):
+                raise SqlError(SqlState.SYNTAX_ERROR, "* is not allowed in this context")
+            i = self.scope.resolve(node.name, node.table or None)
+            return ColumnRef(i, self.scope.columns[i].type)
+        if isinstance(node, exp.Literal):
+            return literal_of(node)
+        if isinstance(node, exp.Boolean):
+            return Literal(bool(node.this), BOOL)
+        if isinstance(node, exp.Null):
+            return Literal(None, UNKNOWN)
+        if isinstance(node, exp.Parameter):
+            return self._param(node)
+        if isinstance(node, exp.Neg):
+            arg = self.lower(node.this)
+            if isinstance(arg, Literal) and arg.type.is_numeric_family and arg.value is not None:
+                v = -arg.value
+                if arg.type == INT8 and _INT4_MIN <= v <= _INT4_MAX:
+                    return Literal(v, INT4)
+                return Literal(v, arg.type)
+            arg = coerce(arg, NUMERIC, ctx) if arg.type.kind is TypeKind.UNKNOWN else arg
+            if not arg.type.is_numeric_family:
+                raise _no_op("-", arg.type)
+            return Call("neg", (arg,), arg.type)
+        if isinstance(node, exp.Not):
+            inner = node.this.this if isinstance(node.this, exp.Paren) else node.this
+            if isinstance(inner, exp.Is):  # NOT (x IS NULL) and friends keep their own negation
+                return self._is(inner, not inner.args.get("negate", False))
+            return Call("not", (to_bool(self.lower(node.this), ctx, "NOT"),), BOOL)
+        if isinstance(node, (exp.And, exp.Or)):
+            name = "and" if isinstance(node, exp.And) else "or"
+            args = (to_bool(self.lower(node.this), ctx, name.upper()),
+                    to_bool(self.lower(node.expression), ctx, name.upper()))
+            return Call(name, args, BOOL)
+        for cls, (fn, sym) in _ARITH.items():
+            if type(node) is cls:
+                return self.arith(fn, sym, self.lower(node.this), self.lower(node.expression))
+        for cls, (fn, sym) in _CMP.items():
+            if type(node) is cls:
+                return self.compare(fn, sym, self.lower(node.this), self.lower(node.expression))
+        if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            fn = "is_not_distinct_from" if isinstance(node, exp.NullSafeEQ) else "is_distinct_from"
+            args, _ = coerce_all([self.lower(node.this), self.lower(node.expression)], ctx, "IS DISTINCT FROM")
+            return Call(fn, tuple(resolve_unknown(a, ctx) for a in args), BOOL)
+        if isinstance(node, exp.DPipe):
+            return self.concat(self.lower(node.this), self.lower(node.expression))
+        if isinstance(node, exp.Is):
+            return self._is(node, bool(node.args.get("negate", False)))
+        if isinstance(node, exp.In):
+            if node.args.get("query") is not None:
+                raise unsupported("IN (subquery)")
+            items = [self.lower(node.this)] + [self.lower(e) for e in node.expressions]
+            items, _ = coerce_all(items, ctx, "IN")
+            items = [resolve_unknown(a, ctx) for a in items]
+            return Call("in_list", tuple(items), BOOL)
+        if isinstance(node, exp.Between):
+            x = self.lower(node.this)
+            lo = self.compare("gte", ">=", x, self.lower(node.args["low"]))
+            hi = self.compare("lte", "<=", x, self.lower(node.args["high"]))
+            return Call("and", (lo, hi), BOOL)
+        if isinstance(node, (exp.Like, exp.ILike)):
+            if node.args.get("escape") is not None:
+                raise unsupported("LIKE ... ESCAPE")
+            fn = "like" if isinstance(node, exp.Like) else "ilike"
+            return Call(fn, (self.text_arg(node.this, fn), self.text_arg(node.expression, fn)), BOOL)
+        if isinstance(node, exp.Escape):
+            raise unsupported("LIKE ... ESCAPE")
+        if isinstance(node, exp.Case):
+            return self._case(node)
+        if isinstance(node, exp.If):
+            cond = to_bool(self.lower(node.this), ctx, "CASE/WHEN")
+            branches = [self.lower(node.args["true"]),
+                        self.lower(node.args["false"]) if node.args.get("false") else Literal(None, UNKNOWN)]
+            (t, f), typ = coerce_all(branches, ctx, "CASE")
+            return If(cond, resolve_unknown(t, ctx), resolve_unknown(f, ctx), typ if typ.kind is not TypeKind.UNKNOWN else TEXT)
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            target = type_from_ast(node.to)
+            return coerce(self.lower(node.this), target, ctx, mode="explicit")
+        if isinstance(node, AGGREGATES):
+            raise SqlError(SqlState.GROUPING_ERROR, f"aggregate functions are not allowed in {self.clause}")
+        if isinstance(node, exp.Window):
+            raise unsupported("window functions")
+        if isinstance(node, (exp.Subquery, exp.Exists, exp.Select)):
+            raise unsupported("subqueries in expressions")
+        if isinstance(node, exp.Interval):
+            raise unsupported("type interval")
+        if isinstance(node, exp.Func):
+            return self._function(node)
+        raise unsupported(f"expression {node.sql(dialect='postgres')!r}")
+
+    def _param(self, node: exp.Parameter) -> ScalarExpr:
+        n = int(node.this.this if isinstance(node.this, exp.Literal) else node.name)
+        if n < 1:
+            raise SqlError(SqlState.SYNTAX_ERROR, f'syntax error at or near "${n}"')
+        params = self.ctx.params
+        params.ensure(n - 1)
+        t = params.types[n - 1]
+        raw = params.values[n - 1] if params.values is not None else None
+        if t is None or t.kind is TypeKind.UNKNOWN:
+            return Literal(ParamSlot(n - 1, raw), UNKNOWN)
+        return Literal(raw, t)
+
+    def _is(self, node: exp.Is, negate: bool) -> ScalarExpr:
+        arg = self.lower(node.this)
+        rhs = node.expression
+        if isinstance(rhs, exp.Null):
+            return Call("is_not_null" if negate else "is_null", (resolve_unknown(arg, self.ctx),), BOOL)
+        if isinstance(rhs, exp.Boolean):
+            arg = to_bool(arg, self.ctx, "IS TRUE")
+            fn = "is_true" if rhs.this else "is_false"
+            call = Call(fn, (arg,), BOOL)
+            return Call("not", (call,), BOOL) if negate else call
+        raise unsupported(f"IS {rhs.sql()}")
+
+    def _case(self, node: exp.Case) -> ScalarExpr:
+        ctx = self.ctx
+        operand = self.lower(node.this) if node.this is not None else None
+        conds = []
+        for branch in node.args["ifs"]:
+            if operand is not None:
+                conds.append(self.compare("eq", "=", operand, self.lower(branch.this)))
+            else:
+                conds.append(to_bool(self.lower(branch.this), ctx, "CASE/WHEN"))
+        results = [self.lower(b.args["true"]) for b in node.args["ifs"]]
+        default = node.args.get("default")
+        results.append(self.lower(default) if default is not None else Literal(None, UNKNOWN))
+        results, t = coerce_all(results, ctx, "CASE")
+        results = [resolve_unknown(r, ctx) for r in results]
+        t = results[0].type
+        out = results[-1]
+        for cond, res in zip(reversed(conds), reversed(results[:-1])):
+            out = If(cond, res, out, t)
+        return out
+
+    def arith(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
+        ctx = self.ctx
+        lu, ru = l.type.kind is TypeKind.UNKNOWN, r.type.kind is TypeKind.UNKNOWN
+        if lu and ru:
+            l, r = coerce(l, TEXT, ctx), coerce(r, TEXT, ctx)
+        elif lu and r.type.is_numeric_family:
+            l = coerce(l, r.type, ctx)
+        elif ru and l.type.is_numeric_family:
+            r = coerce(r, l.type, ctx)
+        if not (l.type.is_numeric_family and r.type.is_numeric_family):
+            raise _no_op(sym, resolve_unknown(l, ctx).type, resolve_unknown(r, ctx).type)
+        t = unify([l.type, r.type])
+        if t.kind is TypeKind.NUMERIC:
+            t = NUMERIC  # numeric arithmetic yields unconstrained numeric, as in PostgreSQL
+        return Call(fn, (coerce(l, t, ctx), coerce(r, t, ctx)), t)
+
+    def compare(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
+        ctx = self.ctx
+        if l.type.kind is TypeKind.UNKNOWN and r.type.kind is not TypeKind.UNKNOWN:
+            l = coerce(l, r.type, ctx)
+        elif r.type.kind is TypeKind.UNKNOWN and l.type.kind is not TypeKind.UNKNOWN:
+            r = coerce(r, l.type, ctx)
+        t = unify([l.type, r.type])
+        if t is None:
+            raise _no_op(sym, l.type, r.type)
+        if t.kind is TypeKind.NUMERIC and l.type != r.type:
+            t = NUMERIC
+        return Call(fn, (coerce(l, t, ctx), coerce(r, t, ctx)), BOOL)
+
+    def concat(self, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
+        ctx = self.ctx
+        if not (l.type.is_text or r.type.is_text):
+            raise _no_op("||", l.type, r.type)
+        l = coerce(l, TEXT, ctx) if l.type.is_text else Cast(l, TEXT)
+        r = coerce(r, TEXT, ctx) if r.type.is_text else Cast(r, TEXT)
+        return Call("concat", (l, r), TEXT)
+
+    def text_arg(self, node: exp.Expression, fn: str) -> ScalarExpr:
+        e = self.lower(node)
+        if not e.type.is_text:
+            raise _no_func(fn, [e])
+        return coerce(e, TEXT, self.ctx)
+
+    def _function(self, node: exp.Func) -> ScalarExpr:
+        ctx = self.ctx
+        name = node.name.lower() if isinstance(node, exp.Anonymous) else node.key.lower()
+        if isinstance(node, exp.Anonymous):
+            arg_nodes = list(node.expressions)
+        elif isinstance(node, exp.Trim):
+            name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
+            arg_nodes = [node.this] + ([node.expression] if node.expression is not None else [])
+        elif isinstance(node, exp.Substring):
+            name = "substr"
+            arg_nodes = [a for a in (node.this, node.args.get("start"), node.args.get("length")) if a is not None]
+        else:
+            arg_nodes = []
+            for key in node.arg_types:
+                v = node.args.get(key)
+                if isinstance(v, list):
+                    arg_nodes.extend(v)
+                elif isinstance(v, exp.Expression):
+                    arg_nodes.append(v)
+        name = {"char_length": "length", "character_length": "length", "ceiling": "ceil",
+                "substring": "substr", "trim": "btrim"}.get(name, name)
+        args = [self.lower(a) for a in arg_nodes]
+        if name in ("lower", "upper", "btrim", "ltrim", "rtrim", "replace", "length"):
+            want = {"replace": 3, "length": 1, "lower": 1, "upper": 1}.get(name)
+            if (want is not None and len(args) != want) or not all(a.type.is_text for a in args) or not args:
+                raise _no_func(name, [resolve_unknown(a, ctx) for a in args])
+            args = [coerce(a, TEXT, ctx) for a in args]
+            return Call(name, tuple(args), INT4 if name == "length" else TEXT)
+        if name == "substr":
+            if len(args) not in (2, 3) or not args[0].type.is_text:
+                raise _no_func(name, args)
+            rest = [coerce(a, INT4, ctx) if a.type.kind in (TypeKind.UNKNOWN, TypeKind.INT2, TypeKind.INT4)
+                    else a for a in args[1:]]
+            if any(a.type != INT4 for a in rest):
+                raise _no_func(name, [args[0]] + rest)
+            return Call("substr", (coerce(args[0], TEXT, ctx), *rest), TEXT)
+        if name in ("abs", "floor", "ceil", "round"):
+            if not args or len(args) > (2 if name == "round" else 1):
+                raise _no_func(name, args)
+            x = coerce(args[0], NUMERIC, ctx) if args[0].type.kind is TypeKind.UNKNOWN else args[0]
+            if not x.type.is_numeric_family:
+                raise _no_func(name, [x] + args[1:])
+            if name != "abs" and x.type.is_integer:
+                x = coerce(x, NUMERIC if name == "round" else FLOAT8, ctx)
+            if name == "round" and len(args) == 2:
+                if is_float(x.type):
+                    raise _no_func(name, [x, args[1]])
+                x = coerce(x, NUMERIC, ctx)
+                return Call("round", (x, coerce(args[1], INT4, ctx)), NUMERIC)
+            t = x.type if x.type.kind is not TypeKind.NUMERIC or name == "abs" else NUMERIC
+            if x.type.kind is TypeKind.FLOAT4 and name != "abs":
+                x, t = coerce(x, FLOAT8, ctx), FLOAT8
+            return Call(name, (coerce(x, t, ctx),), t)
+        if name in ("coalesce", "greatest", "least"):
+            if not args:
+                raise _no_func(name, args)
+            args, t = coerce_all(args, ctx, name.upper())
+            args = [resolve_unknown(a, ctx) for a in args]
+            return Call(name, tuple(args), args[0].type)
+        if name == "nullif":
+            if len(args) != 2:
+                raise _no_func(name, args)
+            first = resolve_unknown(args[0], ctx) if args[1].type.kind is TypeKind.UNKNOWN else args[0]
+            cmp = self.compare("eq", "=", first, args[1])
+            l, r = cmp.args
+            return Call("nullif", (l, r), l.type)
+        if name == "mz_now":
+            if args:
+                raise _no_func(name, args)
+            return Call("mz_now", (), INT8)
+        raise _no_func(name, [resolve_unknown(a, ctx) for a in args])
+
+
+def expr_name(node: exp.Expression) -> str:
+    """The column name PostgreSQL gives an unaliased select-list expression."""
+    if isinstance(node, exp.Alias):
+        return node.alias
+    if isinstance(node, exp.Paren):
+        return expr_name(node.this)
+    if isinstance(node, exp.Column):
+        return node.name
+    if isinstance(node, exp.Cast):
+        inner = expr_name(node.this)
+        if inner != "?column?":
+            return inner
+        try:
+            t = type_from_ast(node.to)
+        except SqlError:
+            return "?column?"
+        return {TypeKind.INT2: "int2", TypeKind.INT4: "int4", TypeKind.INT8: "int8",
+                TypeKind.FLOAT4: "float4", TypeKind.FLOAT8: "float8", TypeKind.BOOL: "bool",
+                TypeKind.VARCHAR: "varchar"}.get(t.kind, t.kind.value)
+    if isinstance(node, exp.Case):
+        return "case"
+    if isinstance(node, exp.Anonymous):
+        return node.name.lower()
+    if isinstance(node, exp.Substring):
+        return "substring"
+    if isinstance(node, exp.Boolean):
+        return "bool"
+    if isinstance(node, exp.Func) and not isinstance(node, (exp.Binary, exp.Connector)):
+        key = node.key.lower()
+        return {"ceil": "ceil", "trim": "btrim"}.get(key, key)
+    return "?column?"

@@ -1,0 +1,63 @@
+"""Name resolution: which input column a (possibly qualified) column name means.
+
+A scope lists the columns of the FROM clause in plan order, each tagged with the name of the FROM
+item it came from. Resolution follows PostgreSQL:
+
+>>> s = Scope([ScopeColumn("o", "id", INT8), ScopeColumn("c", "id", INT8)])
+>>> s.resolve("id", "c")
+1
+>>> s.resolve("id")   # raises SqlError 42702: column reference "id" is ambiguous
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dataflow.errors import SqlError, SqlState
+from dataflow.types import INT8, SqlType
+
+
+@dataclass(frozen=True)
+class ScopeColumn:
+    table: str | None
+    name: str
+    type: SqlType
+    # The right-hand copy of a JOIN ... USING column: reachable only qualified, not in `*`.
+    using_hidden: bool = False
+
+
+@dataclass
+class Scope:
+    columns: list[ScopeColumn] = field(default_factory=list)
+
+    def __add__(self, other: "Scope") -> "Scope":
+        return Scope(self.columns + other.columns)
+
+    @property
+    def types(self) -> tuple[SqlType, ...]:
+        return tuple(c.type for c in self.columns)
+
+    def has_table(self, table: str) -> bool:
+        return any(c.table == table for c in self.columns)
+
+    def resolve(self, name: str, table: str | None = None) -> int:
+        if table is not None:
+            if not self.has_table(table):
+                raise SqlError(SqlState.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+            hits = [i for i, c in enumerate(self.columns) if c.table == table and c.name == name]
+            if not hits:
+                raise SqlError(SqlState.UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
+        else:
+            hits = [i for i, c in enumerate(self.columns) if c.name == name and not c.using_hidden]
+            if not hits:
+                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{name}" does not exist')
+        if len(hits) > 1:
+            raise SqlError(SqlState.AMBIGUOUS_COLUMN, f'column reference "{name}" is ambiguous')
+        return hits[0]
+
+    def star(self, table: str | None = None) -> list[int]:
+        if table is None:
+            return [i for i, c in enumerate(self.columns) if not c.using_hidden]
+        if not self.has_table(table):
+            raise SqlError(SqlState.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+        return [i for i, c in enumerate(self.columns) if c.table == table]

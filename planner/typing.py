@@ -1,0 +1,174 @@
+"""Types: SQL type names to `SqlType`, PostgreSQL's numeric promotion, implicit casts, and the
+result types of operators, functions and aggregates.
+
+Promotion follows PostgreSQL's operator resolution for the types we have:
+int2 < int4 < int8 < numeric within exact numbers; any float makes the result float8
+(float4 op float4 stays float4). An `unknown` literal or parameter takes the other side's type.
+
+>>> unify([INT4, INT8]).name, unify([INT4, NUMERIC]).name, unify([INT8, FLOAT4]).name
+('bigint', 'numeric', 'double precision')
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dataflow.errors import SqlError, SqlState
+from dataflow.types import (BOOL, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+                            TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
+                            SqlType, TypeKind, numeric)
+
+DT = exp.DataType.Type
+
+_SIMPLE = {
+    DT.BOOLEAN: BOOL, DT.SMALLINT: INT2, DT.INT: INT4, DT.BIGINT: INT8, DT.FLOAT: FLOAT4,
+    DT.DOUBLE: FLOAT8, DT.TEXT: TEXT, DT.VARCHAR: VARCHAR, DT.NVARCHAR: VARCHAR,
+    DT.CHAR: TEXT, DT.NCHAR: TEXT,
+    DT.TIMESTAMP: TIMESTAMP, DT.TIMESTAMPTZ: TIMESTAMPTZ, DT.TIMESTAMPLTZ: TIMESTAMPTZ,
+    DT.DATE: DATE,
+}
+
+_RANK = {TypeKind.INT2: 0, TypeKind.INT4: 1, TypeKind.INT8: 2, TypeKind.NUMERIC: 3}
+
+
+def type_from_ast(dt: exp.DataType) -> SqlType:
+    """`numeric(10,2)` -> numeric(10,2); unsupported types raise 0A000."""
+    t = dt.this
+    if t in (DT.DECIMAL, DT.BIGDECIMAL):
+        params = [int(p.this.this if isinstance(p.this, exp.Literal) else p.name)
+                  for p in dt.expressions]
+        if not params:
+            return NUMERIC
+        precision = params[0]
+        scale = params[1] if len(params) > 1 else 0
+        if not 1 <= precision <= NUMERIC_MAX_PRECISION:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
+                           f"precision for type numeric must be between 1 and {NUMERIC_MAX_PRECISION}")
+        if not 0 <= scale <= precision:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
+                           f"scale for type numeric must be between 0 and precision {precision}")
+        return numeric(precision, scale)
+    if t in _SIMPLE:
+        # varchar(n)/char(n) lengths are accepted but not enforced (SqlType has no length).
+        return _SIMPLE[t]
+    raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"type {dt.sql(dialect='postgres').lower()} not yet supported")
+
+
+def is_float(t: SqlType) -> bool:
+    return t.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8)
+
+
+def is_time(t: SqlType) -> bool:
+    return t.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ, TypeKind.DATE)
+
+
+def unify(types: list[SqlType]) -> SqlType | None:
+    """The common type of several values (CASE, COALESCE, UNION, comparisons, arithmetic), or
+    None when there is none. Unknowns adopt the others' type; all-unknown is text."""
+    known = [t for t in types if t.kind is not TypeKind.UNKNOWN]
+    if not known:
+        return TEXT
+    first = known[0]
+    if all(t == first for t in known):
+        return first
+    kinds = {t.kind for t in known}
+    if all(t.is_numeric_family for t in known):
+        if kinds & {TypeKind.FLOAT4, TypeKind.FLOAT8}:
+            return FLOAT4 if kinds == {TypeKind.FLOAT4} else FLOAT8
+        top = max(known, key=lambda t: _RANK[t.kind])
+        return NUMERIC if top.kind is TypeKind.NUMERIC else top
+    if all(t.is_text for t in known):
+        return TEXT
+    if all(is_time(t) for t in known):
+        if TypeKind.TIMESTAMPTZ in kinds:
+            return TIMESTAMPTZ
+        return TIMESTAMP
+    if kinds == {TypeKind.BOOL}:
+        return BOOL
+    return None
+
+
+# Casts PostgreSQL applies implicitly (in expressions): number widening and time widening.
+def implicitly_castable(src: SqlType, dst: SqlType) -> bool:
+    if src == dst or src.kind is TypeKind.UNKNOWN:
+        return True
+    if src.is_numeric_family and dst.is_numeric_family:
+        if is_float(dst):
+            return True
+        if is_float(src):
+            return False
+        return _RANK[src.kind] <= _RANK[dst.kind]
+    if src.is_text and dst.is_text:
+        return True
+    if src.kind is TypeKind.DATE and dst.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
+        return True
+    if src.kind is TypeKind.TIMESTAMP and dst.kind is TypeKind.TIMESTAMPTZ:
+        return True
+    return False
+
+
+def assignment_castable(src: SqlType, dst: SqlType) -> bool:
+    """Casts allowed when storing a value in a column (INSERT/UPDATE): also narrowing between
+    numbers and anything to text."""
+    if implicitly_castable(src, dst):
+        return True
+    if src.is_numeric_family and dst.is_numeric_family:
+        return True
+    if dst.is_text:
+        return True
+    if is_time(src) and is_time(dst):
+        return True
+    return False
+
+
+def explicitly_castable(src: SqlType, dst: SqlType) -> bool:
+    if assignment_castable(src, dst) or src.is_text:
+        return True
+    if src.kind is TypeKind.BOOL and dst.kind is TypeKind.INT4:
+        return True
+    if src.kind is TypeKind.INT4 and dst.kind is TypeKind.BOOL:
+        return True
+    return False
+
+
+def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
+    """Result types as in PostgreSQL: sum(int4) -> int8, sum(int8) -> numeric, avg(int) -> numeric."""
+    if func in ("count", "count_star"):
+        return INT8
+    assert arg is not None
+    k = arg.kind
+    if func == "sum":
+        if k in (TypeKind.INT2, TypeKind.INT4):
+            return INT8
+        if k in (TypeKind.INT8, TypeKind.NUMERIC):
+            return NUMERIC
+        if is_float(arg):
+            return arg
+    elif func == "avg":
+        if arg.is_integer or k is TypeKind.NUMERIC:
+            return NUMERIC
+        if is_float(arg):
+            return FLOAT8
+    elif func in ("min", "max"):
+        return TEXT if k is TypeKind.UNKNOWN else arg
+    raise SqlError(SqlState.UNDEFINED_FUNCTION,
+                   f"function {func}({arg.name}) does not exist",
+                   hint="No function matches the given name and argument types. "
+                        "You might need to add explicit type casts.")
+
+
+OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
+                                TIMESTAMP, TIMESTAMPTZ, DATE)}
+OID_TYPES[1042] = TEXT  # bpchar
+OID_TYPES[18] = TEXT  # "char"
+OID_TYPES[19] = TEXT  # name
+
+
+def type_from_oid(oid: int) -> SqlType | None:
+    """The SqlType of a parameter type OID; None for 0 (infer) and unknown OIDs."""
+    if oid == 0 or oid == UNKNOWN.oid:
+        return None
+    t = OID_TYPES.get(oid)
+    if t is None:
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"parameter type with OID {oid} not yet supported")
+    return t
