@@ -13,9 +13,11 @@ AS OF P - 1.
 from __future__ import annotations
 
 import os
+import pty
 import select
 import subprocess
 import time
+import tty
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -72,31 +74,41 @@ def psycopg_fetch_until(conn: psycopg.Connection, cursor: str, done, deadline_s:
 
 
 class PsqlCopyReader:
-    """`psql -c "COPY (SUBSCRIBE ...) TO STDOUT"` as a subprocess; read lines, then kill it."""
+    """`psql -c "COPY (SUBSCRIBE ...) TO STDOUT"` as a subprocess; read lines, then kill it.
+
+    psql writes COPY rows with stdio and flushes only at the end of the COPY when stdout is a
+    pipe, so a few rows of an endless SUBSCRIBE would never arrive. On a terminal stdout is
+    line-buffered, so psql's stdout is a pseudo-terminal here, as for a person at a prompt."""
 
     def __init__(self, argv: list[str]):
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     stdin=subprocess.DEVNULL)
+        self._fd, replica = pty.openpty()
+        tty.setraw(replica)  # no \n -> \r\n translation, no echo
+        env = {**os.environ, "PAGER": "cat", "PSQL_PAGER": "cat"}
+        self.proc = subprocess.Popen(argv, stdout=replica, stderr=subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL, env=env)
+        os.close(replica)
         self._buffer = b""
 
     def read_lines(self, count: int, timeout: float = 60) -> list[str]:
         """At least `count` complete lines (more if they arrived together)."""
         deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
         while self._buffer.count(b"\n") < count:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise AssertionError(f"psql delivered only {self._buffer!r} in {timeout}s; "
                                      f"stderr: {self._stderr()}")
-            ready, _, _ = select.select([fd], [], [], remaining)
+            ready, _, _ = select.select([self._fd], [], [], remaining)
             if ready:
-                chunk = os.read(fd, 65536)
+                try:
+                    chunk = os.read(self._fd, 65536)
+                except OSError:  # EIO: psql closed the terminal (exited)
+                    chunk = b""
                 if not chunk:
                     raise AssertionError(f"psql exited early ({self.proc.wait()}): "
                                          f"{self._buffer!r}; stderr: {self._stderr()}")
                 self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
-        return [line.decode() for line in lines]
+        return [line.decode().rstrip("\r") for line in lines]
 
     def _stderr(self) -> str:
         if self.proc.poll() is None:
@@ -107,8 +119,8 @@ class PsqlCopyReader:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(timeout=10)
-        self.proc.stdout.close()
         self.proc.stderr.close()
+        os.close(self._fd)
 
 
 def parse_copy_text(line: str) -> list[str | None]:
