@@ -9,8 +9,8 @@ PostgreSQL's numeric does.
 >>> from decimal import Decimal
 >>> a = pa.array([Decimal("1.25"), None], pa.decimal128(38, 2))
 >>> v, valid = to_unscaled(a)
->>> list(v), list(valid)
-[125, 0], [True, False]
+>>> v.tolist(), valid.tolist()
+([125, 0], [True, False])
 """
 
 from __future__ import annotations

@@ -53,10 +53,14 @@ class KeyIndex:
         if not found.all():
             new_idx = np.flatnonzero(~found)
             uniq, first, inv = np.unique(h[new_idx], return_index=True, return_inverse=True)
-            new_slots = self.size + np.arange(len(uniq))
+            # Number new keys in order of first appearance (deterministic and readable).
+            perm = np.argsort(first, kind="stable")
+            rank = np.empty(len(uniq), np.int64)
+            rank[perm] = np.arange(len(uniq))
+            new_slots = self.size + rank
             slots[new_idx] = new_slots[inv]
             self.size += len(uniq)
-            new_keys = keys.take(pa.array(new_idx[first]))
+            new_keys = keys.take(pa.array(new_idx[first[perm]]))
             if self._keys is None:
                 self._keys = new_keys
             else:

@@ -1,0 +1,137 @@
+"""Batches (consolidate, hashing, partition), arrangements, exchange and error handling."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pyarrow as pa
+
+from dataflow.arrangement import Arrangement
+from dataflow.batch import (advance_times, batch_from_rows, consolidate, empty_batch, hash_columns,
+                            partition, rows_of)
+from dataflow.exchange import LocalExchange, ThreadExchange
+from dataflow.expr import Call, ColumnRef, Literal
+from dataflow.plan import Filter, Get, Map, Reduce
+from dataflow.expr import AggregateExpr
+from dataflow.render import Dataflow
+from dataflow.types import BOOL, INT8, TEXT, arrow_schema
+
+
+def test_empty_and_from_rows():
+    assert empty_batch([INT8, TEXT]).schema == arrow_schema([INT8, TEXT])
+    b = batch_from_rows([(1, "a")], [INT8, TEXT], time=3, diff=-2)
+    assert b["time"].to_pylist() == [3] and b["diff"].to_pylist() == [-2]
+
+
+def test_consolidate_sums_and_drops_zeros():
+    b = pa.concat_tables([batch_from_rows([(1, "a"), (1, "a"), (2, None), (3, "c")], [INT8, TEXT], 5),
+                          batch_from_rows([(2, None), (1, "a")], [INT8, TEXT], 5, diff=-1),
+                          batch_from_rows([(1, "a")], [INT8, TEXT], 6)])
+    out = consolidate(b)
+    got = sorted(zip(rows_of(out), out["time"].to_pylist(), out["diff"].to_pylist()))
+    assert got == [((1, "a"), 5, 1), ((1, "a"), 6, 1), ((3, "c"), 5, 1)]
+    assert out.schema == b.schema
+
+
+def test_consolidate_one_million_updates_is_fast():
+    n = 1_000_000
+    rng = np.random.default_rng(1)
+    b = pa.table({"c0": rng.integers(0, 50_000, n), "c1": rng.integers(0, 10, n),
+                  "time": rng.integers(0, 4, n).astype(np.uint64), "diff": rng.choice([-1, 1], n)})
+    start = time.perf_counter()
+    out = consolidate(b)
+    elapsed = time.perf_counter() - start
+    assert out["diff"].to_numpy().min() != 0
+    assert out["diff"].to_numpy().sum() == b["diff"].to_numpy().sum()
+    assert elapsed < 1.0, elapsed
+
+
+def test_advance_times():
+    b = batch_from_rows([(1,)], [INT8], 3)
+    assert advance_times(b, 10)["time"].to_pylist() == [10]
+    assert advance_times(b, 2)["time"].to_pylist() == [3]
+
+
+def test_hash_is_deterministic_across_processes_and_widths():
+    b = batch_from_rows([(1, "x"), (None, None), (2**40, "ü")], [INT8, TEXT], 0)
+    here = hash_columns(b, [0, 1]).tolist()
+    code = ("from dataflow.batch import batch_from_rows, hash_columns; from dataflow.types import INT8, TEXT;"
+            "print(hash_columns(batch_from_rows([(1, 'x'), (None, None), (2**40, 'ü')], [INT8, TEXT], 0), [0, 1]).tolist())")
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert str(here) == other.strip()
+    narrow = pa.table({"c0": pa.array([1], pa.int32()), "time": pa.array([0], pa.uint64()),
+                       "diff": pa.array([1], pa.int64())})
+    assert hash_columns(narrow, [0])[0] == hash_columns(b, [0])[0]
+
+
+def test_partition_covers_every_row_once_by_key():
+    b = batch_from_rows([(i % 7, str(i)) for i in range(100)], [INT8, TEXT], 0)
+    parts = partition(b, [0], 3)
+    assert sum(p.num_rows for p in parts) == 100
+    for p in parts:
+        for q in parts:
+            if p is not q:
+                assert not set(p["c0"].to_pylist()) & set(q["c0"].to_pylist())
+
+
+def test_arrangement_lookup_snapshot_compact_and_merging():
+    a = Arrangement(key=(0,))
+    for t in range(1, 40):
+        a.insert(batch_from_rows([(t % 5, f"v{t}")], [INT8, TEXT], t))
+        a.insert(batch_from_rows([(t % 5, f"v{t}")], [INT8, TEXT], t + 1, diff=-1)) if t % 2 else None
+    # Geometric merging keeps the spine logarithmic.
+    assert len(a.spine) <= 8
+    snap = a.snapshot(100)
+    assert sorted(rows_of(snap)) == sorted((t % 5, f"v{t}") for t in range(1, 40) if t % 2 == 0)
+    assert sorted(rows_of(a.snapshot(3))) == [(2, "v2"), (3, "v3")]
+    hits = a.lookup(batch_from_rows([(2,), (2,)], [INT8], 0), (0,))
+    assert {r[0] for r in rows_of(hits)} == {2}
+    a.compact(50)
+    a.compact_now()
+    assert len(a) == 19 and set(a.updates()["time"].to_pylist()) == {50}
+
+
+def test_arrangement_nulls_match_only_when_asked():
+    a = Arrangement(key=(0,))
+    a.insert(batch_from_rows([(None, "n"), (1, "one")], [INT8, TEXT], 0))
+    probe = batch_from_rows([(None,)], [INT8], 0)
+    idx, m = a.matches(probe, (0,), nulls_equal=True)
+    assert rows_of(m) == [(None, "n")]
+    idx, m = a.matches(probe, (0,), nulls_equal=False)
+    assert m.num_rows == 0
+
+
+def test_thread_exchange_all_to_all():
+    exs = ThreadExchange.create(3)
+    batches = [batch_from_rows([(w * 10 + i,) for i in range(10)], [INT8], 0) for w in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        got = list(pool.map(lambda w: exs[w].shuffle("c", batches[w], (0,)), range(3)))
+    assert sorted(v for g in got for v in g["c0"].to_pylist()) == list(range(30))
+    for w, g in enumerate(got):
+        assert all(p == w for p in (hash_columns(g, [0]) % np.uint64(3)).tolist())
+    assert LocalExchange().shuffle("c", batches[0], (0,)) is batches[0]
+
+
+def test_errors_are_recorded_and_workers_keep_stepping():
+    """Division by zero on one worker: it records the error, sends empty batches, nobody hangs."""
+    plan = Reduce(Map(Get("t", (INT8,)), (Call("div", (Literal(10, INT8), ColumnRef(0, INT8)), INT8),)),
+                  (), (AggregateExpr("count_star", None, INT8),))
+    dfs = [Dataflow(plan, 1, ex) for ex in ThreadExchange.create(2, timeout=10)]
+    inputs = [{"t": batch_from_rows([(0,)], [INT8], 1)}, {"t": batch_from_rows([(5,)], [INT8], 1)}]
+    with ThreadPoolExecutor(2) as pool:
+        outs = list(pool.map(lambda w: dfs[w].step(inputs[w], 2), range(2)))
+    assert [e.sqlstate for e in dfs[0].errors] == ["22012"] and not dfs[1].errors
+    assert sum(o.num_rows for o in outs) == 1  # only worker 1's row was counted
+
+
+def test_filter_predicates_apply_in_order():
+    plan = Filter(Get("t", (INT8,)), (Call("neq", (ColumnRef(0, INT8), Literal(0, INT8)), BOOL),
+                                      Call("gt", (Call("div", (Literal(10, INT8), ColumnRef(0, INT8)), INT8),
+                                                  Literal(1, INT8)), BOOL)))
+    df = Dataflow(plan, 1, LocalExchange())
+    out = df.step({"t": batch_from_rows([(0,), (2,), (20,)], [INT8], 1)}, 2)
+    assert rows_of(out) == [(2,)] and not df.errors
