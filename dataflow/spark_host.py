@@ -10,6 +10,8 @@ or the replica was dropped), `on_exit` tells the controller, which may start it 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 from pathlib import Path
 from typing import Callable
@@ -21,6 +23,11 @@ def make_spark_session(master: str, app_name: str = "slipstream", extra_conf: di
     """The one Spark session of this process (the embedded driver of environmentd)."""
     from pyspark.sql import SparkSession
 
+    if master.startswith("local"):
+        # Executors' Python workers must run this interpreter (with Slipstream installed) and talk
+        # to the driver over loopback.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")

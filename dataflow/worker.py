@@ -32,7 +32,7 @@ from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, Dro
                                WorkerError)
 from dataflow.render import Dataflow
 from dataflow.transport import recv_frame, send_frame
-from dataflow.types import SqlType
+from dataflow.types import SqlType, arrow_schema
 
 log = logging.getLogger("slipstream.worker")
 
@@ -53,7 +53,8 @@ class CollectionTrace:
 
     def append(self, batch: pa.Table | None, upper: int) -> None:
         if batch is not None and batch.num_rows:
-            self.batches.append(batch)
+            schema = arrow_schema(self.types)
+            self.batches.append(batch if batch.schema == schema else batch.cast(schema))
         self.upper = max(self.upper, upper)
         if len(self.batches) > TRACE_MAX_BATCHES:
             self.compact()

@@ -15,15 +15,10 @@ from __future__ import annotations
 import threading
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, consolidate
+from dataflow.batch import advance_times, consolidate, negate
 from dataflow.types import SqlType
 from storage.persist import PersistClient
-
-
-def negate(batch: pa.Table) -> pa.Table:
-    return batch.set_column(batch.num_columns - 1, "diff", pc.negate(batch.column("diff")))
 
 
 class StorageController:

@@ -4,6 +4,7 @@ RowSetFinishing, done in environmentd)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,32 @@ import pyarrow as pa
 
 from dataflow.batch import rows_of
 from dataflow.errors import SqlError, SqlState
+from dataflow.types import DEFAULT_NUMERIC_SCALE
 from planner.statements import Finishing
+
+
+def _normalize(d: Decimal | None) -> Decimal | None:
+    # Unconstrained numeric is stored with a fixed scale; show it as the value's own digits.
+    if d is None or not d.is_finite():
+        return d
+    n = d.normalize()
+    return n.quantize(Decimal(1)) if n.as_tuple().exponent > 0 else n
+
+
+def result_rows(batch: pa.Table) -> list[tuple[Any, ...]]:
+    """Row values as Python tuples, with unconstrained numerics trimmed of storage zeros."""
+    rows = rows_of(batch)
+    fixed = [i for i, f in enumerate(batch.schema)
+             if pa.types.is_decimal(f.type) and f.type.scale == DEFAULT_NUMERIC_SCALE and f.name.startswith("c")]
+    if not fixed or not rows:
+        return rows
+    out = []
+    for r in rows:
+        r = list(r)
+        for i in fixed:
+            r[i] = _normalize(r[i])
+        out.append(tuple(r))
+    return out
 
 
 def expand(batch: pa.Table) -> list[tuple[Any, ...]]:
@@ -21,7 +47,7 @@ def expand(batch: pa.Table) -> list[tuple[Any, ...]]:
         raise SqlError(SqlState.INTERNAL_ERROR, "invalid data: a row has negative multiplicity")
     if batch.num_rows and (diffs != 1).any():
         batch = batch.take(pa.array(np.repeat(np.arange(batch.num_rows), diffs)))
-    return rows_of(batch)
+    return result_rows(batch)
 
 
 def _sort(rows: list[tuple], order_by: tuple[tuple[int, bool, bool], ...]) -> list[tuple]:

@@ -11,13 +11,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.items import ItemKind
-from dataflow.batch import batch_from_rows, empty_batch, rows_of
+from dataflow.batch import batch_from_rows, negate
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.plan import Map, Project, output_types
 from dataflow.types import TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
 from planner.parse import Statement, parse
-from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateTablePlan,
+from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToPlan, CreateIndexPlan, CreateTablePlan,
                                 CreateViewPlan, DeclarePlan, DeletePlan, DiscardPlan, DropPlan, EmptyPlan,
                                 ExplainPlan, FetchPlan, InsertPlan, SelectPlan, SetVariablePlan, ShowPlan,
                                 SubscribePlan, TransactionPlan, UpdatePlan)
@@ -180,6 +180,8 @@ class SlipstreamAdapter:
                 cursor.close()
             state.cursors.clear()
             return CommandComplete(f"DISCARD {plan.what.upper()}")
+        if isinstance(plan, DeallocatePlan):
+            return CommandComplete("DEALLOCATE ALL" if plan.name is None else "DEALLOCATE")
         if isinstance(plan, EmptyPlan):
             return EmptyQuery()
         raise unsupported(type(plan).__name__)
@@ -347,7 +349,7 @@ class SlipstreamAdapter:
         n = len(types)
         if isinstance(plan, DeletePlan):
             old = await self.coord.peek(plan.selection)
-            return old.set_column(n + 1, "diff", pc.negate(old.column("diff")))
+            return negate(old)
         both = await self.coord.peek(Map(plan.selection, plan.assignments))
         time, diff = both.column("time"), both.column("diff")
         old = pa.Table.from_arrays([both.column(i) for i in range(n)] + [time, pc.negate(diff)], schema=schema)

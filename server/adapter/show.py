@@ -28,7 +28,7 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     if what == "indexes":
         items = [i for i in catalog.items() if i.kind is ItemKind.INDEX]
         if plan.name is not None:
-            on = catalog.resolve(tuple(plan.name.split(".")))
+            on = catalog.get(plan.name)
             items = [i for i in items if i.index_on == on.id]
         rows = []
         for i in sorted(items, key=lambda i: i.name):
@@ -38,11 +38,11 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         return Rows([Column("name", TEXT), Column("on", TEXT), Column("cluster", TEXT), Column("key", TEXT),
                      Column("comment", TEXT)], rows)
     if what == "columns":
-        item = catalog.resolve(tuple(plan.name.split(".")))
+        item = catalog.get(plan.name)
         return Rows([Column("name", TEXT), Column("nullable", BOOL), Column("type", TEXT), Column("comment", TEXT)],
                     [(c.name, c.nullable, c.type.name, "") for c in item.columns])
     if what.startswith("create"):
-        item = catalog.resolve(tuple(plan.name.split(".")))
+        item = catalog.get(plan.name)
         return Rows([Column("name", TEXT), Column("create_sql", TEXT)], [(item.qualified_name, item.create_sql)])
     if what == "all":
         names = sorted(set(DEFAULTS) | set(session.vars))

@@ -14,11 +14,11 @@ from typing import Any, AsyncIterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import rows_of
 from dataflow.controller import StepOutput
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.types import BOOL, INT8, Column, numeric
 from planner.statements import SubscribePlan
+from server.adapter.finishing import result_rows
 
 MZ_TIMESTAMP = Column("mz_timestamp", numeric(20, 0), nullable=False)
 
@@ -70,7 +70,7 @@ async def subscribe_rows(coordinator, plan: SubscribePlan) -> AsyncIterator[list
                 batch = batch.sort_by([("time", "ascending")])
                 times = batch.column("time").to_pylist()
                 diffs = batch.column("diff").to_pylist()
-                values = rows_of(batch)
+                values = result_rows(batch)
                 if plan.progress:
                     rows = [(Decimal(t), False, d) + v for t, d, v in zip(times, diffs, values)]
                 else:

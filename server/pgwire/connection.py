@@ -88,6 +88,14 @@ async def _aclose(it) -> None:
             log.debug("closing a result iterator failed", exc_info=True)
 
 
+def _strip_end_of_data_marker(data: bytes) -> bytes:
+    """psql still sends the old `\\.` end-of-data line; it is not data, so the adapter never sees it."""
+    for marker in (b"\\.\n", b"\\.\r\n", b"\\."):
+        if data.endswith(marker) and (len(data) == len(marker) or data[-len(marker) - 1:-len(marker)] == b"\n"):
+            return data[:-len(marker)]
+    return data
+
+
 class CancelRegistry:
     """pid -> connection, so a CancelRequest on a new connection can find its target."""
 
@@ -489,7 +497,10 @@ class Connection:
                 raise ConnectionClosed()
             else:
                 raise ProtocolViolation(f"unexpected message type {chr(kind)!r} during COPY from stdin")
-        tag = await outcome.finish(b"".join(chunks))
+        data = b"".join(chunks)
+        if not binary:
+            data = _strip_end_of_data_marker(data)
+        tag = await outcome.finish(data)
         self._send(p.command_complete(tag))
 
     # ------------------------------------------------------------------ extended protocol
