@@ -172,6 +172,77 @@ class _FromMultiset:
         return pc.if_else(pa.array(present), res, fill)
 
 
+def _objects(arr: pa.Array) -> np.ndarray:
+    """Non-null Arrow values as a NumPy object array of Python values."""
+    if pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type):
+        return arr.to_numpy(zero_copy_only=False).astype(object)
+    return np.array(arr.to_pylist() + [None], dtype=object)[:-1]  # the None keeps it 1-D
+
+
+class _MinMax(_FromMultiset):
+    """min/max with a per-slot cache of the current extremum: insertions update it with a
+    vectorised comparison; only a retraction that reaches the extremum forces the group to be
+    recomputed from the multiset. So a big group costs O(delta), not O(group), per time."""
+
+    def __init__(self, agg: AggregateExpr) -> None:
+        super().__init__(agg)
+        self.cache = np.empty(0, object)      # extremum per slot; None = group has no values
+        self.known = np.zeros(0, bool)
+        self.value_type: pa.DataType | None = None
+
+    def grow(self, size: int) -> None:
+        if len(self.known) < size:
+            n = max(size, 2 * len(self.known)) - len(self.known)
+            self.cache = np.concatenate([self.cache, np.full(n, None, object)])
+            # A slot never seen before has no values: its (empty) extremum is known.
+            self.known = np.concatenate([self.known, np.ones(n, bool)])
+
+    def _better(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return (a < b) if self.agg.func == "min" else (a > b)
+
+    def insert(self, slots: np.ndarray, values: pa.Array, diff: np.ndarray, time: int) -> None:
+        if self.value_type is None:
+            self.value_type = values.type
+        valid = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else np.ones(len(slots), bool)
+        if valid.any():
+            # Net change per (slot, value) at this time: +3 and -3 at one time cancel out.
+            net = pa.table({"s": pa.array(slots[valid]), "v": values.filter(pa.array(valid)),
+                            "d": pa.array(diff[valid])}).group_by(["s", "v"], use_threads=False).aggregate(
+                [("d", "sum")])
+            d = net["d_sum"].to_numpy()
+            s_all = net["s"].to_numpy()
+            pos, neg = d > 0, d < 0
+            if pos.any():
+                g = net.filter(pa.array(pos)).group_by("s", use_threads=False).aggregate([("v", self.agg.func)])
+                gs, gv = g["s"].to_numpy(), _objects(g[f"v_{self.agg.func}"].combine_chunks())
+                k = self.known[gs]
+                gs, gv = gs[k], gv[k]
+                cur = self.cache[gs]
+                empty = np.array([c is None for c in cur], bool) if len(cur) else np.zeros(0, bool)
+                safe_cur = np.where(empty, gv, cur)
+                take_new = empty | self._better(gv, safe_cur).astype(bool)
+                self.cache[gs[take_new]] = gv[take_new]
+            if neg.any():
+                rs, rv = s_all[neg], _objects(net["v"].combine_chunks().filter(pa.array(neg)))
+                cur = self.cache[rs]
+                has = self.known[rs] & np.array([c is not None for c in cur], bool)
+                safe_cur = np.where(has, cur, rv)
+                # A retraction at or beyond the extremum may remove it: recompute that group.
+                hit = has & ~self._better(safe_cur, rv).astype(bool)
+                self.known[rs[hit]] = False
+        super().insert(slots, values, diff, time)
+
+    def result(self, touched: np.ndarray) -> pa.Array:
+        unknown = ~self.known[touched]
+        if unknown.any():
+            slots = np.unique(touched[unknown])
+            fresh = super().result(slots)
+            self.cache[slots] = np.array(fresh.to_pylist() + [None], dtype=object)[:-1]
+            self.known[slots] = True
+        vt = self.value_type or self.agg.type.arrow
+        return conform(pa.array(self.cache[touched], type=vt), self.agg.type)
+
+
 class ReduceOp(Operator):
     def __init__(self, input: Operator, group_key: tuple[int, ...], aggregates: tuple[AggregateExpr, ...],
                  schema: pa.Schema, rt: Runtime, path: str):
@@ -181,7 +252,8 @@ class ReduceOp(Operator):
         self.counts = np.zeros(0, np.int64)
         self.arg_fns = [compile_expr(a.arg) if a.arg is not None else None for a in self.aggs]
         self.states: list[_Accumulating | _FromMultiset] = [
-            _FromMultiset(a) if (a.distinct and a.func != "count_star") or a.func in ("min", "max")
+            _MinMax(a) if a.func in ("min", "max")
+            else _FromMultiset(a) if a.distinct and a.func != "count_star"
             else _Accumulating(a) for a in self.aggs]
 
     def step(self, ctx: StepContext) -> pa.Table:
@@ -202,7 +274,7 @@ class ReduceOp(Operator):
             slots = self.index.slots_for(sub.select([sub.column_names[k] for k in self.key]))
             self.counts = _grow(self.counts, self.index.size)
             for st in self.states:
-                if isinstance(st, _Accumulating):
+                if isinstance(st, (_Accumulating, _MinMax)):
                     st.grow(self.index.size)
             seg = _Segments(slots)
             touched = seg.touched

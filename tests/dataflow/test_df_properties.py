@@ -3,6 +3,7 @@ at every time of every step, with 1 worker and with 3 workers."""
 
 from __future__ import annotations
 
+import os
 from decimal import Decimal
 
 import pytest
@@ -15,7 +16,8 @@ from dataflow.plan import (ArrangeBy, Distinct, Filter, FlatMap, Get, Join, Map,
 from dataflow.types import BOOL, INT8, NUMERIC, TEXT, numeric
 from tests.dataflow.df_reference import AS_OF, check_plan, draw_stream
 
-SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+# DF_EXAMPLES=300 for a deeper soak; the default keeps the folder fast.
+SETTINGS = settings(max_examples=int(os.environ.get("DF_EXAMPLES", "20")), deadline=None, suppress_health_check=list(HealthCheck))
 WORKERS = pytest.mark.parametrize("workers", [1, 3])
 
 AB = (INT8, INT8)
