@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from dataflow.expr import AggregateExpr, Call, ColumnRef, Literal
 from dataflow.plan import (ArrangeBy, Distinct, Filter, FlatMap, Get, Join, Map, Negate, Project, Reduce,
                            Threshold, TopK, Union_)
-from dataflow.types import BOOL, INT8, NUMERIC, TEXT, numeric
+from dataflow.types import BOOL, INT4, INT8, NUMERIC, TEXT, numeric
 from tests.dataflow.df_reference import AS_OF, check_plan, draw_stream
 
 # DF_EXAMPLES=300 for a deeper soak; the default keeps the folder fast.
@@ -154,3 +154,22 @@ def test_reference_sanity():
     plan = Reduce(Get("t", AB), (0,), (AggregateExpr("avg", col(1), NUMERIC),))
     out = ref_eval(plan, {"t": Counter({(1, 1): 1, (1, 2): 1})})
     assert out == Counter({(1, Decimal("1.5000000000000000")): 1})
+
+
+L2 = (INT4, TEXT, numeric(10, 2))
+R2 = (INT8, TEXT, TEXT)
+l2_rows = st.tuples(st.one_of(st.none(), st.integers(0, 2)), st.sampled_from(["a", "b"]),
+                    st.one_of(st.none(), st.decimals(min_value=-10, max_value=10, places=2, allow_nan=False)))
+r2_rows = st.tuples(st.integers(0, 2), st.sampled_from(["a", "b", None]), st.sampled_from(["x", "yy", "zzz", None]))
+
+
+@WORKERS
+@SETTINGS
+@given(data=st.data())
+def test_composite_mixed_width_join_then_text_and_numeric_aggregates(workers, data):
+    joined = Join(Get("l", L2), Get("r", R2), (0, 1), (0, 1))
+    plan = Reduce(joined, (1,), (AggregateExpr("min", col(5, TEXT), TEXT), AggregateExpr("max", col(5, TEXT), TEXT),
+                                 AggregateExpr("avg", col(2, numeric(10, 2)), NUMERIC),
+                                 AggregateExpr("count", col(5, TEXT), INT8, distinct=True)))
+    steps = draw_stream(data, {"l": l2_rows, "r": r2_rows})
+    check_plan(plan, {"l": L2, "r": R2}, steps, workers)
