@@ -113,9 +113,10 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
         vals = np.where(vals == 0.0, 0.0, vals)  # -0.0 == 0.0 in SQL
     elif pa.types.is_decimal(t):
         vals = pc.fill_null(col.cast(pa.float64(), safe=False), 0.0).to_numpy()
-    elif pa.types.is_temporal(t):
-        vals = pc.fill_null(col.cast(pa.int64()), 0).to_numpy()
-        vals = vals.astype(np.int64)
+    elif pa.types.is_date(t) or pa.types.is_timestamp(t):
+        # Every date/timestamp hashes as microseconds since the epoch (dates equal midnights).
+        us = col.cast(pa.timestamp("us", tz=getattr(t, "tz", None))).view(pa.int64())
+        vals = pc.fill_null(us, 0).to_numpy()
     else:
         # Strings (and anything else): hash the distinct values once, then gather.
         enc = pc.dictionary_encode(col)

@@ -135,3 +135,29 @@ def test_filter_predicates_apply_in_order():
     df = Dataflow(plan, 1, LocalExchange())
     out = df.step({"t": batch_from_rows([(0,), (2,), (20,)], [INT8], 1)}, 2)
     assert rows_of(out) == [(2,)] and not df.errors
+
+
+def test_every_type_hashes_consolidates_and_reduces():
+    import datetime as dt
+    from decimal import Decimal
+
+    from dataflow.types import DATE, FLOAT4, TIMESTAMP, TIMESTAMPTZ, VARCHAR, numeric
+    types = [DATE, TIMESTAMPTZ, TIMESTAMP, BOOL, FLOAT4, numeric(10, 2), VARCHAR]
+    row = (dt.date(2024, 1, 1), dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2024, 1, 1),
+           True, 1.5, Decimal("1.50"), "x")
+    b = batch_from_rows([row, row, (None,) * 7], types, 0)
+    h = hash_columns(b, range(7))
+    assert h[0] == h[1] != h[2]
+    out = consolidate(b)
+    assert sorted(out["diff"].to_pylist()) == [1, 2]
+    a = Arrangement(key=tuple(range(7)))
+    a.insert(b)
+    assert a.lookup(b, tuple(range(7))).num_rows == 2
+    plan = Reduce(Get("t", tuple(types)), (6,), tuple(AggregateExpr(f, ColumnRef(i, t), t)
+                                                       for i, t in enumerate(types[:3]) for f in ("min", "max")))
+    df = Dataflow(plan, 0, LocalExchange())
+    later = batch_from_rows([(dt.date(2025, 1, 1), None, dt.datetime(2023, 1, 1), None, None, None, "x")], types, 1)
+    df.step({"t": b}, 1)
+    out = df.step({"t": later}, 2)
+    assert sorted(zip(rows_of(out), out["diff"].to_pylist()), key=lambda r: r[1])[1][0] == (
+        "x", dt.date(2024, 1, 1), dt.date(2025, 1, 1), row[1], row[1], dt.datetime(2023, 1, 1), row[2])
