@@ -5,7 +5,9 @@ array of the expression's declared type (`expr.type.arrow`). Semantics follow Po
 three-valued logic, NULL-in/NULL-out comparisons, checked integer arithmetic (22003), division by
 zero only where it really happens (22012), text casts that reject bad input (22P02).
 
-`mz_now()` evaluates to the row's `time` column as int8 (logical times are < 2**63).
+`mz_now()` evaluates to the row's `time` column as int8 (logical times are < 2**63). In a Filter,
+comparisons of mz_now() with a row expression become temporal filters instead (see
+`dataflow.operators.temporal`).
 
 >>> from dataflow.expr import Call, ColumnRef, Literal
 >>> from dataflow.types import INT8, BOOL

@@ -13,6 +13,7 @@ from dataflow.batch import DIFF, TIME, advance_times, batch_from_rows, concat, m
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import ScalarExpr
 from dataflow.operators.base import Operator, Runtime, StepContext
+from dataflow.operators.temporal import TemporalFilter, split_temporal
 from dataflow.scalar import compile_expr, compile_predicate, conform
 from dataflow.types import SqlType, TypeKind
 
@@ -76,11 +77,17 @@ class MapOp(Operator):
 class FilterOp(Operator):
     def __init__(self, input: Operator, predicates: tuple[ScalarExpr, ...], schema: pa.Schema, rt: Runtime):
         self.input, self.schema, self.rt = input, schema, rt
-        self.preds = [compile_predicate(p) for p in predicates]
+        plain, bounds = split_temporal(tuple(predicates))
+        self.preds = [compile_predicate(p) for p in plain]
+        # Temporal predicates (mz_now() compared with the row) become validity intervals.
+        self.temporal = TemporalFilter(bounds, schema) if bounds else None
 
     def step(self, ctx: StepContext) -> pa.Table:
         b = self.input.step(ctx)
-        return self.rt.guarded(self.schema, lambda: self._apply(b))
+        b = self.rt.guarded(self.schema, lambda: self._apply(b))
+        if self.temporal is not None:
+            b = self.rt.guarded(self.schema, lambda: self.temporal.apply(b, ctx.upper))
+        return b
 
     def _apply(self, b: pa.Table) -> pa.Table:
         # Predicates narrow the batch one after another, so `x <> 0` listed before `10 / x > 1`

@@ -32,24 +32,26 @@ AS_OF = 1
 # ------------------------------------------------------------------------------------------
 # scalar expressions in plain Python (only what the tests use)
 
-def py_eval(e, row: tuple) -> Any:
+def py_eval(e, row: tuple, now: int | None = None) -> Any:
     if isinstance(e, ColumnRef):
         return row[e.index]
     if isinstance(e, Literal):
         return e.value
     assert isinstance(e, Call), e
     f = e.func
+    if f == "mz_now":
+        return now
     if f == "and":
-        vals = [py_eval(a, row) for a in e.args]
+        vals = [py_eval(a, row, now) for a in e.args]
         if any(v is False for v in vals):
             return False
         return None if any(v is None for v in vals) else True
     if f == "or":
-        vals = [py_eval(a, row) for a in e.args]
+        vals = [py_eval(a, row, now) for a in e.args]
         if any(v is True for v in vals):
             return True
         return None if any(v is None for v in vals) else False
-    args = [py_eval(a, row) for a in e.args]
+    args = [py_eval(a, row, now) for a in e.args]
     if f == "is_null":
         return args[0] is None
     if f == "not":
@@ -111,7 +113,7 @@ def ref_eval(plan, env: dict[str, Counter]) -> Counter:
         return Counter(plan.rows)
     if isinstance(plan, Filter):
         inp = ref_eval(plan.input, env)
-        return Counter({r: c for r, c in inp.items() if all(py_eval(p, r) is True for p in plan.predicates)})
+        return Counter({r: c for r, c in inp.items() if all(py_eval(p, r, env.get("__now__")) is True for p in plan.predicates)})
     if isinstance(plan, Map):
         out = Counter()
         for r, c in ref_eval(plan.input, env).items():
@@ -269,6 +271,7 @@ def check_plan(plan, types: dict[str, tuple], steps, workers: int) -> list:
         seen_out.extend(out)
         for t in range(lower, upper):
             env = {i: _accumulate(u, t) for i, u in seen_inputs.items()}
+            env["__now__"] = t
             expected = _clean(ref_eval(plan, env))
             got = _accumulate(seen_out, t)
             assert got == expected, f"workers={workers} t={t}\n got={dict(got)}\n expected={dict(expected)}"

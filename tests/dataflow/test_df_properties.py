@@ -173,3 +173,17 @@ def test_composite_mixed_width_join_then_text_and_numeric_aggregates(workers, da
                                  AggregateExpr("count", col(5, TEXT), INT8, distinct=True)))
     steps = draw_stream(data, {"l": l2_rows, "r": r2_rows})
     check_plan(plan, {"l": L2, "r": R2}, steps, workers)
+
+
+@WORKERS
+@SETTINGS
+@given(data=st.data())
+def test_temporal_filter_then_count(workers, data):
+    """WHERE mz_now() >= c0 AND mz_now() <= c1 + 3: rows appear and expire at future times."""
+    now = Call("mz_now", (), INT8)
+    window = Filter(Get("t", AB), (Call("gte", (now, col(0)), BOOL),
+                                   Call("lte", (now, Call("add", (col(1), Literal(3, INT8)), INT8)), BOOL)))
+    steps = draw_stream(data, {"t": ab_rows})
+    check_plan(window, {"t": AB}, steps, workers)
+    plan = Reduce(window, (0,), (AggregateExpr("count_star", None, INT8),))
+    check_plan(plan, {"t": AB}, steps, workers)
