@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dataflow.arrangement import Arrangement
-from dataflow.batch import DIFF, TIME, concat, consolidate, hash_columns, negate
+from dataflow.batch import DIFF, TIME, advance_times, concat, consolidate, hash_columns, negate
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 
 
@@ -60,29 +60,71 @@ def top_rows(updates: pa.Table, group_key: tuple[int, ...], order_by: tuple[tupl
 
 
 class TopKOp(Operator):
+    """Besides the whole input (for recomputation), TopK with a LIMIT caches each group's
+    *prefix*: its first offset+limit rows. Insertions merge into the prefix (O(delta + prefix));
+    only a retraction of a row inside the prefix forces that group to be recomputed from the full
+    arrangement. So `ORDER BY x LIMIT 10` over a big collection stays cheap per update."""
+
     def __init__(self, input: Operator, group_key, order_by, limit, offset, schema: pa.Schema,
                  rt: Runtime, path: str):
         self.input, self.schema, self.rt, self.path = input, schema, rt, path
         self.key, self.order_by, self.limit, self.offset = tuple(group_key), tuple(order_by), limit, offset
         self.trace = Arrangement(self.key)
+        self.prefix = Arrangement(self.key)
 
     def step(self, ctx: StepContext) -> pa.Table:
         delta = self.rt.shuffle(f"{self.path}/topk", self.input.step(ctx), self.key)
         return self.rt.guarded(self.schema, lambda: self._apply(delta, ctx.upper))
 
+    def _top(self, updates: pa.Table, limit: int | None, offset: int, time: int) -> pa.Table:
+        if updates.num_rows == 0:
+            return self.schema.empty_table()
+        return top_rows(updates, self.key, self.order_by, limit, offset, time).cast(self.schema)
+
     def _apply(self, delta: pa.Table, upper: int) -> pa.Table:
         out = []
         for time, sub in split_by_time(delta):
-            before = top_rows(self.trace.lookup(sub, self.key), self.key, self.order_by, self.limit,
-                              self.offset, time)
-            self.trace.insert(sub)
-            after = top_rows(self.trace.lookup(sub, self.key), self.key, self.order_by, self.limit,
-                             self.offset, time)
-            parts = [p.cast(self.schema) for p in (after, negate(before)) if p.num_rows]
+            if self.limit is None:
+                before = self._top(self.trace.lookup(sub, self.key), None, self.offset, time)
+                self.trace.insert(sub)
+                after = self._top(self.trace.lookup(sub, self.key), None, self.offset, time)
+            else:
+                before, after = self._with_prefix(time, sub)
+            parts = [p for p in (after, negate(before)) if p.num_rows]
             if parts:
                 out.append(consolidate(pa.concat_tables(parts)))
         self.trace.compact(upper)
+        self.prefix.compact(upper)
         return concat(out, schema=self.schema)
+
+    def _with_prefix(self, time: int, sub: pa.Table) -> tuple[pa.Table, pa.Table]:
+        k = self.offset + self.limit
+        arity = sub.num_columns - 2
+        net = consolidate(advance_times(sub, time))
+        old_p = self._top(self.prefix.lookup(net, self.key), k, 0, time)
+        self.trace.insert(sub)
+        # Groups where a row of the prefix is retracted must be recomputed from scratch.
+        neg = net.filter(pc.less(net[DIFF], 0))
+        redo = np.zeros(0, np.uint64)
+        if neg.num_rows and old_p.num_rows:
+            all_cols = list(range(arity))
+            hit = np.isin(hash_columns(neg, all_cols), hash_columns(old_p, all_cols))
+            if hit.any():
+                redo = np.unique(hash_columns(neg.filter(pa.array(hit)), self.key))
+        net_redo = np.isin(hash_columns(net, self.key), redo)
+        p_redo = np.isin(hash_columns(old_p, self.key), redo)
+        positive = pc.greater(net[DIFF], 0).to_numpy(zero_copy_only=False)
+        cand = concat([old_p.filter(pa.array(~p_redo)), net.filter(pa.array(~net_redo & positive)).cast(self.schema)],
+                      schema=self.schema)
+        parts = [self._top(cand, k, 0, time)]
+        if net_redo.any():
+            parts.append(self._top(self.trace.lookup(net.filter(pa.array(net_redo)), self.key), k, 0, time))
+        new_p = concat(parts, schema=self.schema)
+        change = consolidate(concat([new_p, negate(old_p)], schema=self.schema))
+        self.prefix.insert(change)
+        before = self._top(old_p, self.limit, self.offset, time)
+        after = self._top(new_p, self.limit, self.offset, time)
+        return before, after
 
 
 class ArrangeByOp(Operator):

@@ -93,9 +93,9 @@ def test_distinct_threshold_except_all(workers, data):
 @WORKERS
 @SETTINGS
 @given(data=st.data(), limit=st.sampled_from([None, 1, 2]), offset=st.integers(0, 1),
-       desc=st.booleans(), nulls_last=st.booleans())
-def test_topk(workers, data, limit, offset, desc, nulls_last):
-    plan = TopK(Get("t", AB), (0,), ((1, desc, nulls_last),), limit, offset)
+       desc=st.booleans(), nulls_last=st.booleans(), group=st.sampled_from([(), (0,)]))
+def test_topk(workers, data, limit, offset, desc, nulls_last, group):
+    plan = TopK(Get("t", AB), group, ((1, desc, nulls_last),), limit, offset)
     check_plan(plan, {"t": AB}, draw_stream(data, {"t": ab_rows}), workers)
 
 
