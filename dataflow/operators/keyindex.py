@@ -2,8 +2,8 @@
 
 Stateful per-key operators (reduce, distinct, threshold) keep their state in NumPy arrays
 indexed by slot. The index holds the sorted 64-bit key hashes (found by `searchsorted`) and the
-key rows themselves in slot order; after a hash match the key columns are compared, and a
-genuine 64-bit collision is reported as an internal error instead of silently merging groups.
+key rows themselves in slot order; after a hash match the key columns are compared, and keys
+that collide are placed by open addressing (re-mixed hashes), so groups never merge.
 
 >>> from dataflow.batch import batch_from_rows
 >>> from dataflow.types import TEXT
@@ -20,6 +20,8 @@ import pyarrow as pa
 from dataflow.arrangement import keys_equal
 from dataflow.batch import hash_columns
 from dataflow.errors import SqlError, SqlState
+
+_REMIX = np.uint64(0xBF58476D1CE4E5B9)
 
 
 class KeyIndex:
@@ -38,41 +40,60 @@ class KeyIndex:
         return self._keys.take(pa.array(slots))
 
     def slots_for(self, keys: pa.Table) -> np.ndarray:
-        """Slot per key row, allocating slots for keys never seen before."""
+        """Slot per key row, allocating slots for keys never seen before.
+
+        Open addressing over the hash: a key whose hash is already taken by a different key
+        (a collision: e.g. two decimals equal as floats) moves on to a re-mixed hash, round by
+        round, vectorised over all the rows still pending."""
         n = keys.num_rows
         if self.arity == 0:
             self.size = max(self.size, 1)
             return np.zeros(n, np.int64)
         keys = keys.rename_columns([f"k{i}" for i in range(self.arity)])
-        h = hash_columns(keys, range(self.arity))
+        cols = list(range(self.arity))
+        hc = hash_columns(keys, cols)
+        slots = np.full(n, -1, np.int64)
+        pending = np.arange(n)
+        for _ in range(64):
+            if not len(pending):
+                return slots
+            cand = self._probe(keys, pending, hc[pending])
+            sub = keys.take(pa.array(pending)) if len(pending) != n else keys
+            ok = keys_equal(sub, cols, self.keys(cand), cols, nulls_equal=True)
+            slots[pending[ok]] = cand[ok]
+            pending = pending[~ok]
+            with np.errstate(over="ignore"):
+                hc[pending] = (hc[pending] ^ (hc[pending] >> np.uint64(31))) * _REMIX + np.uint64(1)
+        raise SqlError(SqlState.INTERNAL_ERROR, "could not place group keys: too many hash collisions")
+
+    def _probe(self, keys: pa.Table, rows: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """The slot stored under each hash, allocating new slots for hashes not stored yet."""
+        m = len(rows)
         pos = np.searchsorted(self._hashes, h)
         posc = np.minimum(pos, max(len(self._hashes) - 1, 0))
-        found = (pos < len(self._hashes)) & (self._hashes[posc] == h) if len(self._hashes) else np.zeros(n, bool)
-        slots = np.full(n, -1, np.int64)
-        slots[found] = self._slots[posc[found]]
-        if not found.all():
-            new_idx = np.flatnonzero(~found)
-            uniq, first, inv = np.unique(h[new_idx], return_index=True, return_inverse=True)
-            # Number new keys in order of first appearance (deterministic and readable).
-            perm = np.argsort(first, kind="stable")
-            rank = np.empty(len(uniq), np.int64)
-            rank[perm] = np.arange(len(uniq))
-            new_slots = self.size + rank
-            slots[new_idx] = new_slots[inv]
-            self.size += len(uniq)
-            new_keys = keys.take(pa.array(new_idx[first[perm]]))
-            if self._keys is None:
-                self._keys = new_keys
-            else:
-                self._keys = pa.concat_tables([self._keys, new_keys.cast(self._keys.schema)])
-                if self._keys.column(0).num_chunks > 64:
-                    self._keys = self._keys.combine_chunks()
-            allh = np.concatenate([self._hashes, uniq])
-            alls = np.concatenate([self._slots, new_slots])
-            order = np.argsort(allh, kind="stable")
-            self._hashes, self._slots = allh[order], alls[order]
-        stored = self.keys(slots)
-        cols = list(range(self.arity))
-        if not keys_equal(keys, cols, stored, cols, nulls_equal=True).all():
-            raise SqlError(SqlState.INTERNAL_ERROR, "64-bit hash collision between distinct group keys")
-        return slots
+        found = (pos < len(self._hashes)) & (self._hashes[posc] == h) if len(self._hashes) else np.zeros(m, bool)
+        cand = np.full(m, -1, np.int64)
+        cand[found] = self._slots[posc[found]]
+        if found.all():
+            return cand
+        new_idx = np.flatnonzero(~found)
+        uniq, first, inv = np.unique(h[new_idx], return_index=True, return_inverse=True)
+        # Number new keys in order of first appearance (deterministic and readable).
+        perm = np.argsort(first, kind="stable")
+        rank = np.empty(len(uniq), np.int64)
+        rank[perm] = np.arange(len(uniq))
+        new_slots = self.size + rank
+        cand[new_idx] = new_slots[inv]
+        self.size += len(uniq)
+        new_keys = keys.take(pa.array(rows[new_idx[first[perm]]]))
+        if self._keys is None:
+            self._keys = new_keys
+        else:
+            self._keys = pa.concat_tables([self._keys, new_keys.cast(self._keys.schema)])
+            if self._keys.column(0).num_chunks > 64:
+                self._keys = self._keys.combine_chunks()
+        allh = np.concatenate([self._hashes, uniq])
+        alls = np.concatenate([self._slots, new_slots])
+        order = np.argsort(allh, kind="stable")
+        self._hashes, self._slots = allh[order], alls[order]
+        return cand

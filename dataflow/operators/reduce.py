@@ -114,6 +114,37 @@ class _Accumulating:
         return pc.if_else(pa.array(valid), pa.array(sums.astype(np.float64)), None).cast(out.arrow)
 
 
+class _DistinctAccumulating(_Accumulating):
+    """count/sum/avg(DISTINCT x): a value counts once while its multiplicity in the group is
+    positive, so the per-(group, value) counts are kept and only 0 <-> positive transitions are
+    fed to the ordinary accumulators (O(delta) per time)."""
+
+    def __init__(self, agg: AggregateExpr) -> None:
+        super().__init__(agg)
+        self.pairs = KeyIndex(2)
+        self.pair_counts = np.zeros(0, np.int64)
+
+    def apply_rows(self, slots: np.ndarray, values: pa.Array, diff: np.ndarray) -> None:
+        if values.null_count:
+            valid = values.is_valid()
+            slots, values, diff = slots[valid.to_numpy(zero_copy_only=False)], values.filter(valid), diff[
+                valid.to_numpy(zero_copy_only=False)]
+        if not len(slots):
+            return
+        p = self.pairs.slots_for(pa.table({"s": pa.array(slots), "v": values}))
+        self.pair_counts = _grow(self.pair_counts, self.pairs.size)
+        pseg = _Segments(p)
+        tp = pseg.touched
+        before = self.pair_counts[tp] > 0
+        self.pair_counts[tp] += pseg.sum(diff)
+        change = (self.pair_counts[tp] > 0).astype(np.int64) - before.astype(np.int64)
+        nz = change != 0
+        if not nz.any():
+            return
+        rep = pseg.order[pseg.starts][nz]  # one row per changed (group, value) pair
+        self.apply(_Segments(slots[rep]), values.take(pa.array(rep)), change[nz])
+
+
 class _FromMultiset:
     """min / max / any DISTINCT aggregate: recomputed for touched groups from the (slot, value)
     multiset, which is kept in an Arrangement keyed by slot."""
@@ -253,7 +284,7 @@ class ReduceOp(Operator):
         self.arg_fns = [compile_expr(a.arg) if a.arg is not None else None for a in self.aggs]
         self.states: list[_Accumulating | _FromMultiset] = [
             _MinMax(a) if a.func in ("min", "max")
-            else _FromMultiset(a) if a.distinct and a.func != "count_star"
+            else _DistinctAccumulating(a) if a.distinct and a.func in ("count", "sum", "avg")
             else _Accumulating(a) for a in self.aggs]
 
     def step(self, ctx: StepContext) -> pa.Table:
@@ -282,7 +313,9 @@ class ReduceOp(Operator):
             diff = sub[DIFF].to_numpy()
             self.counts[touched] += seg.sum(diff)
             for st, a in zip(self.states, args):
-                if isinstance(st, _Accumulating):
+                if isinstance(st, _DistinctAccumulating):
+                    st.apply_rows(slots, a, diff)
+                elif isinstance(st, _Accumulating):
                     st.apply(seg, a, diff)
                 else:
                     st.insert(slots, a, diff, time)
