@@ -161,3 +161,30 @@ def test_every_type_hashes_consolidates_and_reduces():
     out = df.step({"t": later}, 2)
     assert sorted(zip(rows_of(out), out["diff"].to_pylist()), key=lambda r: r[1])[1][0] == (
         "x", dt.date(2024, 1, 1), dt.date(2025, 1, 1), row[1], row[1], dt.datetime(2023, 1, 1), row[2])
+
+
+def test_group_keys_that_collide_as_floats_stay_apart():
+    from decimal import Decimal
+
+    from dataflow.types import NUMERIC
+    vals = [Decimal("0.1"), Decimal("0.1000000000000001"), Decimal("0.1"), Decimal("0.1000000000000002")]
+    plan = Reduce(Get("t", (NUMERIC,)), (0,), (AggregateExpr("count_star", None, INT8),))
+    df = Dataflow(plan, 0, LocalExchange())
+    out = df.step({"t": batch_from_rows([(v,) for v in vals], [NUMERIC], 0)}, 1)
+    assert sorted(rows_of(out)) == [(Decimal("0.1000000000000000"), 2), (Decimal("0.1000000000000001"), 1),
+                                    (Decimal("0.1000000000000002"), 1)]
+
+
+def test_constant_inputs_and_arrangement_accessor():
+    from dataflow.plan import ArrangeBy, Constant, Union_
+    plan = Union_((Constant(((1,), (2,)), (INT8,)), Get("t", (INT8,))))
+    dfs = [Dataflow(plan, 5, ex) for ex in ThreadExchange.create(2)]
+    assert dfs[0].inputs == {"t"} and dfs[0].arrangement() is None
+    with ThreadPoolExecutor(2) as pool:
+        outs = list(pool.map(lambda df: df.step({}, 6), dfs))
+    assert sorted(r for o in outs for r in rows_of(o)) == [(1,), (2,)]  # once, not once per worker
+    assert all(t == 5 for o in outs for t in o["time"].to_pylist())
+    idx = Dataflow(ArrangeBy(Get("t", (INT8,)), (0,)), 5, LocalExchange())
+    idx.step({"t": batch_from_rows([(3,), (3,)], [INT8], 2)}, 6)  # times before as_of advance to it
+    assert rows_of(idx.arrangement().snapshot(5)) == [(3,)]
+    assert idx.arrangement().snapshot(5)["diff"].to_pylist() == [2]
