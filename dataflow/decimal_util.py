@@ -91,6 +91,81 @@ def rescale(vals: np.ndarray, from_scale: int, to_scale: int) -> np.ndarray:
 
 def decimal_to_decimal(arr: pa.Array, scale: int, precision: int = 38) -> pa.Array:
     """Round an integer/decimal array to `scale` fractional digits (PG numeric(p, s) cast)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if arr.type == pa.decimal128(38, scale) and precision >= 38:
+        return arr
+    fast = to_unscaled_i64(arr)
+    if fast is not None:
+        try:
+            v = rescale_i64(fast[0], scale_of(arr.type), scale)
+            if precision < 19 and len(v) and (np.abs(v[fast[1]]) >= 10 ** precision).any():
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow")
+            return from_unscaled_i64(v, fast[1], scale)
+        except OverflowError:
+            pass
     vals, valid = to_unscaled(arr)
     vals = rescale(vals, scale_of(arr.type), scale)
     return from_unscaled(vals, valid, scale, precision, "numeric field overflow")
+
+
+# ---- fast path: when every unscaled value fits in int64, stay in NumPy int64 -----------------
+
+def to_unscaled_i64(arr: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    """Like `to_unscaled` but as an int64 NumPy array, or None if some value does not fit."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(n, dtype=bool)
+    t = arr.type
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        return pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(), valid
+    if not pa.types.is_decimal128(t):
+        return None
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64)[2 * arr.offset: 2 * (arr.offset + n)]
+    lo, hi = words[0::2], words[1::2]
+    fits = hi == (lo >> 63)  # the high word is just the sign extension of the low one
+    if not (fits | ~valid).all():
+        return None
+    return np.where(valid, lo, 0), valid
+
+
+def from_unscaled_i64(vals: np.ndarray, valid: np.ndarray, scale: int, precision: int = 38) -> pa.Array:
+    n = len(vals)
+    vals = np.where(valid, vals, 0).astype(np.int64)
+    if precision < 19 and n and (np.abs(vals) >= 10 ** precision).any():
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+    words = np.empty(2 * n, dtype=np.int64)
+    words[0::2] = vals
+    words[1::2] = vals >> 63
+    mask = None if valid.all() else pa.array(valid).buffers()[1]
+    return pa.Array.from_buffers(pa.decimal128(38, scale), n, [mask, pa.py_buffer(words.tobytes())],
+                                 null_count=int((~valid).sum()))
+
+
+def _checked(fn, a: np.ndarray, b) -> np.ndarray:
+    """int64 arithmetic that raises OverflowError instead of wrapping."""
+    try:
+        return fn(pa.array(a), pa.scalar(b, pa.int64()) if np.isscalar(b) else pa.array(b)).to_numpy()
+    except pa.ArrowInvalid:
+        raise OverflowError from None
+
+
+def rescale_i64(v: np.ndarray, from_scale: int, to_scale: int) -> np.ndarray:
+    if to_scale == from_scale:
+        return v
+    if to_scale > from_scale:
+        if to_scale - from_scale > 18:
+            raise OverflowError
+        return _checked(pc.multiply_checked, v, 10 ** (to_scale - from_scale))
+    if from_scale - to_scale > 18:
+        return np.zeros_like(v)
+    return div_round_i64(v, np.full(len(v), 10 ** (from_scale - to_scale), np.int64))
+
+
+def div_round_i64(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den rounded half away from zero in int64 (den != 0)."""
+    an, ad = np.abs(num), np.abs(den)
+    q, r = np.divmod(an, ad)
+    q = q + (2 * r >= ad)
+    return np.where((num < 0) != (den < 0), -q, q)

@@ -28,8 +28,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.decimal_util import (decimal_to_decimal, div_round, from_unscaled, rescale, scale_of,
-                                   to_unscaled)
+from dataflow.decimal_util import (_checked, decimal_to_decimal, div_round, div_round_i64, from_unscaled,
+                                   from_unscaled_i64, rescale, rescale_i64, scale_of, to_unscaled,
+                                   to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.types import SqlType, TypeKind
@@ -220,6 +221,9 @@ def _arith(op: str) -> Callable:
 def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
     if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
         a, b = cast_array(a, out), cast_array(b, out)
+    fast = _decimal_arith_i64(op, a, b, out)
+    if fast is not None:
+        return fast
     va, oka = to_unscaled(a)
     vb, okb = to_unscaled(b)
     sa, sb = scale_of(a.type), scale_of(b.type)
@@ -251,6 +255,37 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
         rem = np.abs(x) % np.abs(y)
         r = rescale(np.where(x < 0, -rem, rem), common, s)
     return from_unscaled(r, valid, s, out.precision or 38)
+
+
+def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array | None:
+    """The common case: every unscaled value and intermediate fits in int64. Returns None (and
+    the exact Python-int path takes over) when anything would overflow."""
+    ua, ub = to_unscaled_i64(a), to_unscaled_i64(b)
+    if ua is None or ub is None or op == "mod":
+        return None
+    (va, oka), (vb, okb) = ua, ub
+    sa, sb, s = scale_of(a.type), scale_of(b.type), out.effective_scale
+    valid = oka & okb
+    try:
+        if op in ("add", "sub"):
+            common = max(sa, sb)
+            x, y = rescale_i64(va, sa, common), rescale_i64(vb, sb, common)
+            r = _checked(pc.add_checked if op == "add" else pc.subtract_checked, x, y)
+            r = rescale_i64(r, common, s)
+        elif op == "mul":
+            r = rescale_i64(_checked(pc.multiply_checked, va, vb), sa + sb, s)
+        else:
+            if ((vb == 0) & valid).any():
+                raise _div_zero()
+            den = np.where(vb == 0, 1, vb)
+            shift = s + sb - sa
+            if shift >= 0:
+                r = div_round_i64(rescale_i64(va, 0, shift), den)
+            else:
+                return None
+    except OverflowError:
+        return None
+    return from_unscaled_i64(r, valid, s, out.precision or 38)
 
 
 def _unary(kind: str) -> Callable:
