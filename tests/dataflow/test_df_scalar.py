@@ -149,3 +149,14 @@ def test_unknown_function():
     with pytest.raises(SqlError) as e:
         compile_expr(Call("frobnicate", (), INT8))
     assert e.value.sqlstate == "42883"
+
+
+def test_numeric_precision_and_int64_fallback():
+    n31 = numeric(3, 1)
+    with pytest.raises(SqlError) as e:
+        ev(Call("add", (c(0, n31), Literal(Decimal("0.1"), n31)), n31), [(Decimal("99.9"),)], [n31])
+    assert e.value.sqlstate == "22003"
+    # Unscaled values beyond int64 take the exact path and stay exact.
+    big = Decimal("9" * 30 + ".25")
+    n = numeric(38, 2)
+    assert ev(Call("sub", (c(0, n), Literal(Decimal("0.50"), n)), n), [(big,)], [n]) == [Decimal("9" * 29 + "8.75")]
