@@ -69,7 +69,7 @@ def _bool_text(v: Any) -> bytes:
 
 
 def _int_text(v: Any) -> bytes:
-    return str(int(v)).encode()
+    return b"%d" % v
 
 
 def _shortest_exponent_form(v: float, s: str, max_fixed_exp: int) -> str:

@@ -35,6 +35,7 @@ from server.pgwire.stream import WireStream
 log = logging.getLogger(__name__)
 
 _FLUSH_THRESHOLD = 256 * 1024
+_ROWS_PER_SLICE = 2048
 _FRONTEND_TYPES = frozenset(b"QPBDECSHXdcfF")
 _QUERY_CANCELED = "canceling statement due to user request"
 
@@ -430,7 +431,8 @@ class Connection:
         encode = result.encoder.encode
         while True:
             while buffered and budget != 0:
-                n = len(buffered) if budget < 0 else min(budget, len(buffered))
+                # In slices, so that a huge result is flushed (with backpressure) as it goes.
+                n = min(len(buffered) if budget < 0 else budget, len(buffered), _ROWS_PER_SLICE)
                 chunk = [buffered.popleft() for _ in range(n)]
                 self._send(b"".join([encode(r) for r in chunk]))
                 result.sent += n

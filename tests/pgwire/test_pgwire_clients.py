@@ -232,3 +232,20 @@ def test_asyncpg_copy_out_in_and_cancel(pg):
             await conn.close()
     arun(main())
     assert b"5\tfive\n6\tsix\n" in pg.adapter.copied
+
+
+@needs_psql
+def test_psql_ctrl_c_cancels_endless_copy(pg):
+    import signal
+
+    proc = subprocess.Popen([psql_bin, "-X", "-h", pg.host, "-p", str(pg.port), "-U", "alice",
+                             "-c", "COPY (subscribe endless) TO STDOUT"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)  # psql's stdout is a block-buffered pipe: we cannot watch rows arrive
+        proc.send_signal(signal.SIGINT)  # psql turns ^C into a CancelRequest
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert "canceling statement due to user request" in err
+    assert out.startswith("1000\t1\tv0\n1001\t1\tv1\n1002\t1\tv2\n")

@@ -249,3 +249,34 @@ def test_notices_and_parameter_status_before_ready(pg):
     assert error_fields(msgs[0][1])["M"] == "hello from the adapter"
     assert msgs[3][1] == b"application_name\x00zz\x00"
     c.close()
+
+
+def test_large_result_arrives_whole(pg):
+    c = RawClient(pg.host, pg.port)
+    c.startup()
+    c.send(query("select * from generate(50000)"))
+    msgs = c.read_until_ready()
+    assert kinds(msgs)[0] == b"T" and kinds(msgs)[-2:] == [b"C", b"Z"]
+    assert sum(1 for k, _ in msgs if k == b"D") == 50000
+    assert msgs[-2][1] == b"SELECT 50000\x00" and msgs[-3][1].endswith(b"row 49999")
+    c.close()
+
+
+def test_server_close_ends_connections_and_sessions(pg):
+    from server.pgwire.server import PgServer
+
+    other = PgServer(pg.adapter, host="127.0.0.1", port=0)
+    pg.call(other.start())
+    c = RawClient(pg.host, other.port)
+    c.startup()
+    busy = RawClient(pg.host, other.port)
+    busy.startup()
+    busy.send(query("subscribe endless"))
+    assert busy.read_message()[0] == b"T"
+    pg.call(other.close())
+    kind, body = c.read_message()
+    assert kind == b"E" and error_fields(body)["C"] == "57P01"
+    assert c.closed_by_server() and busy.closed_by_server()
+    assert c.pid in pg.adapter.closed_sessions and busy.pid in pg.adapter.closed_sessions
+    with pytest.raises(OSError):
+        socket.create_connection((pg.host, other.port), timeout=1)
