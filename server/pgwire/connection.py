@@ -89,6 +89,11 @@ async def _aclose(it) -> None:
             log.debug("closing a result iterator failed", exc_info=True)
 
 
+def _resolved_oid(oid: int) -> int:
+    """A parameter still typed `unknown` is sent as text, which every client can bind."""
+    return 25 if oid in (0, 705) else oid
+
+
 def _strip_end_of_data_marker(data: bytes) -> bytes:
     """psql still sends the old `\\.` end-of-data line; it is not data, so the adapter never sees it."""
     for marker in (b"\\.\n", b"\\.\r\n", b"\\."):
@@ -307,8 +312,9 @@ class Connection:
                 return
             if kind in (ord("d"), ord("c"), ord("f")):
                 continue  # COPY data after a failed COPY: ignored, as PostgreSQL does
+            if self._skip_until_sync and kind != ord("S"):
+                continue  # after an extended-protocol error everything up to Sync is discarded
             if kind == ord("Q"):
-                self._skip_until_sync = False
                 try:
                     await self._run_cancellable(self._simple_query(body))
                 except SqlError as e:
@@ -328,8 +334,6 @@ class Connection:
                 continue
             if kind == ord("H"):
                 await self._flush()
-                continue
-            if self._skip_until_sync:
                 continue
             try:
                 await self._run_cancellable(handlers[kind](BodyReader(body)))
@@ -575,7 +579,7 @@ class Connection:
         if what == b"S":
             stmt = self._statement(name)
             desc = stmt.description
-            self._send(p.parameter_description([self._param_oid(stmt, i)
+            self._send(p.parameter_description([_resolved_oid(self._param_oid(stmt, i))
                                                 for i in range(len(desc.param_types))]))
             self._send_columns(desc.columns, [])
         elif what == b"P":

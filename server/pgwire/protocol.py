@@ -101,16 +101,17 @@ def row_description(columns, formats: list[int]) -> bytes:
     parts = [_I16.pack(len(columns))]
     for col, fmt in zip(columns, formats):
         t = col.type
+        oid = 25 if t.oid == 705 else t.oid  # like PostgreSQL, an unresolved literal is text
         typmod = -1
         if t.oid == 1700 and t.scale is not None and t.precision is not None:
             typmod = ((t.precision << 16) | t.scale) + 4  # PostgreSQL's numeric typmod encoding
-        size = _TYPE_SIZES.get(t.oid, -1)
+        size = _TYPE_SIZES.get(oid, -1)
         parts.append(cstr(col.name))
-        parts.append(struct.pack(">ihihih", 0, 0, t.oid, size, typmod, fmt))
+        parts.append(struct.pack(">ihihih", 0, 0, oid, size, typmod, fmt))
     return message(b"T", b"".join(parts))
 
 
-_TYPE_SIZES = {16: 1, 21: 2, 23: 4, 20: 8, 700: 4, 701: 8, 1114: 8, 1184: 8, 1082: 4, 705: -2}
+_TYPE_SIZES = {16: 1, 21: 2, 23: 4, 20: 8, 700: 4, 701: 8, 1114: 8, 1184: 8, 1082: 4}
 
 
 def parameter_description(oids: list[int]) -> bytes:

@@ -232,6 +232,8 @@ class FakeAdapter:
             return CommandComplete("CLOSE CURSOR")
         if low.startswith("boom"):
             raise SqlError(SqlState.UNDEFINED_TABLE, 'relation "boom" does not exist')
+        if low == "crash":
+            raise RuntimeError("adapter bug")
         if low == ";":
             return EmptyQuery()
         raise SqlError(SqlState.SYNTAX_ERROR, f"fake adapter does not understand: {sql}")

@@ -280,3 +280,16 @@ def test_server_close_ends_connections_and_sessions(pg):
     assert c.pid in pg.adapter.closed_sessions and busy.pid in pg.adapter.closed_sessions
     with pytest.raises(OSError):
         socket.create_connection((pg.host, other.port), timeout=1)
+
+
+def test_adapter_bug_is_an_internal_error_not_a_crash(pg, caplog):
+    c = RawClient(pg.host, pg.port)
+    c.startup()
+    c.send(query("crash"))
+    msgs = c.read_until_ready()
+    err = error_fields(msgs[0][1])
+    assert err["C"] == "XX000" and "adapter bug" in err["M"]
+    c.send(query("select 1"))
+    assert kinds(c.read_until_ready()) == [b"T", b"D", b"C", b"Z"]
+    assert any(r.name.startswith("server.pgwire") and r.levelname == "ERROR" for r in caplog.records)
+    c.close()
