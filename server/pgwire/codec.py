@@ -185,9 +185,12 @@ def _format_offset(off: timedelta) -> str:
 def _timestamptz_text(tz) -> Encoder:
     if tz is None:
         def enc_utc(v: Any) -> bytes:
-            if v.tzinfo is not None:
-                v = v.astimezone(timezone.utc).replace(tzinfo=None)
-            return (_trim_fraction(v.isoformat(sep=" ")) + "+00").encode()
+            tz = v.tzinfo
+            if tz is None:
+                return (_trim_fraction(v.isoformat(sep=" ")) + "+00").encode()
+            if tz is not timezone.utc:
+                v = v.astimezone(timezone.utc)
+            return (_trim_fraction(v.isoformat(sep=" ")[:-6]) + "+00").encode()  # drop '+00:00'
         return enc_utc
 
     def enc_zone(v: Any) -> bytes:
@@ -245,38 +248,59 @@ NUMERIC_PINF = 0xD000
 NUMERIC_NINF = 0xF000
 
 
+_NUMERIC_HEADERS: dict[int, struct.Struct] = {}
+
+
+def _numeric_struct(ngroups: int) -> struct.Struct:
+    st = _NUMERIC_HEADERS.get(ngroups)
+    if st is None:
+        st = _NUMERIC_HEADERS[ngroups] = struct.Struct(f">hhHh{ngroups}h")
+    return st
+
+
 def _numeric_binary(v: Any) -> bytes:
     """PostgreSQL's NUMERIC send format: ndigits, weight, sign, dscale, then base-10000 digits
-    (leading and trailing zero groups stripped, as numeric_send does)."""
-    if not isinstance(v, Decimal):
-        v = Decimal(str(v)) if isinstance(v, float) else Decimal(v)
-    if v.is_nan():
-        return struct.pack(">hhHh", 0, 0, NUMERIC_NAN, 0)
-    if v.is_infinite():
+    (no leading or trailing zero groups, as numeric_send writes them)."""
+    if type(v) is not Decimal:
+        v = Decimal(repr(v)) if isinstance(v, float) else Decimal(v)
+    if not v.is_finite():
+        if v.is_nan():
+            return struct.pack(">hhHh", 0, 0, NUMERIC_NAN, 0)
         return struct.pack(">hhHh", 0, 0, NUMERIC_PINF if v > 0 else NUMERIC_NINF, 0)
-    sign, digits, exp = v.as_tuple()
-    dscale = max(-exp, 0)
-    ds = "".join(map(str, digits)).lstrip("0")
-    if not ds:
+    text = str(v)  # C-fast; plain notation for all but very large/small exponents
+    if "E" in text:
+        sign, digits, exp = v.as_tuple()
+        coef = int("".join(map(str, digits)))
+    else:
+        sign = text[0] == "-"
+        int_part, _, frac = text.lstrip("-").partition(".")
+        coef = int(int_part + frac)
+        exp = -len(frac)
+    dscale = -exp if exp < 0 else 0
+    if coef == 0:
         return struct.pack(">hhHh", 0, 0, NUMERIC_POS, dscale)
-    # Align the exponent to a multiple of 4 (padding zeros on the right), then pad the digit
-    # string on the left to whole groups of 4; the first group's weight follows from both.
+    # Align the exponent down to a multiple of 4, then split the coefficient into base-10000
+    # groups; the first group's weight is its position relative to the decimal point.
     k = exp % 4
-    ds = ds + "0" * k
+    coef *= _POW10[k]
     exp -= k
-    ds = "0" * ((-len(ds)) % 4) + ds
-    groups = [int(ds[i:i + 4]) for i in range(0, len(ds), 4)]
+    groups = []
+    while coef:
+        coef, r = divmod(coef, 10000)
+        groups.append(r)
+    groups.reverse()
     weight = len(groups) - 1 + exp // 4
-    while groups and groups[-1] == 0:
+    while groups[-1] == 0:
         groups.pop()
-    return struct.pack(f">hhHh{len(groups)}h", len(groups), weight,
-                       NUMERIC_NEG if sign else NUMERIC_POS, dscale, *groups)
+    return _numeric_struct(len(groups)).pack(len(groups), weight, NUMERIC_NEG if sign else NUMERIC_POS,
+                                             dscale, *groups)
+
+
+_POW10 = (1, 10, 100, 1000)
 
 
 def _timestamp_binary(v: Any) -> bytes:
-    if v.tzinfo is not None:
-        v = v.astimezone(timezone.utc).replace(tzinfo=None)
-    d = v - PG_EPOCH
+    d = v - (PG_EPOCH if v.tzinfo is None else PG_EPOCH_UTC)
     return _I64.pack((d.days * 86400 + d.seconds) * 1_000_000 + d.microseconds)
 
 
@@ -421,7 +445,7 @@ def _decode_numeric_binary(b: bytes) -> Decimal:
     with localcontext() as c:
         c.prec = 1000  # numerics reach 131072 digits before the point; don't round them
         d = Decimal(value).scaleb(exp10).quantize(Decimal(1).scaleb(-dscale))
-    return -d if sign == NUMERIC_NEG else d
+    return d.copy_negate() if sign == NUMERIC_NEG else d  # (unary minus would round to 28 digits)
 
 
 def _decode_binary(b: bytes, oid: int) -> Any:
@@ -464,6 +488,6 @@ def decode_param(raw: bytes | None, oid: int, binary: bool) -> Any:
         return _decode_text(raw.decode("utf-8"), oid)
     except UnicodeDecodeError:
         raise SqlError("22021", "invalid byte sequence for encoding \"UTF8\"") from None
-    except (struct.error, OverflowError, ValueError) as e:
+    except (struct.error, OverflowError, ValueError, InvalidOperation) as e:
         raise SqlError(SqlState.PROTOCOL_VIOLATION,
                        f"incorrect binary data format in bind parameter: {e}") from None

@@ -93,7 +93,10 @@ def error_response(err: SqlError, severity: str | None = None) -> bytes:
 
 
 def notice_response(sqlstate: str, msg: str) -> bytes:
-    return message(b"N", _fields("NOTICE", sqlstate, msg, None, None))
+    # PostgreSQL raises warning-class conditions (01xxx, and 25xxx such as "there is already a
+    # transaction in progress") as WARNING; everything else the adapter reports is a NOTICE.
+    severity = "WARNING" if sqlstate[:2] in ("01", "25") else "NOTICE"
+    return message(b"N", _fields(severity, sqlstate, msg, None, None))
 
 
 def row_description(columns, formats: list[int]) -> bytes:

@@ -149,3 +149,17 @@ def test_copy_text_and_csv_formatting():
     assert csv.header() == b"a,b,c\n"
     assert csv.row((1, 'say "hi", ok', None)) == b'1,"say ""hi"", ok",\n'
     assert csv.row((2, "", 1e20)) == b'2,"",1e+20\n'
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.decimals(allow_nan=False, allow_infinity=False, places=None).filter(
+    lambda d: abs(d.as_tuple().exponent) < 200))
+def test_numeric_binary_roundtrip_keeps_value_and_scale(d):
+    back = decode_param(binary_encoder(NUMERIC)(d), NUMERIC.oid, True)
+    assert back == d
+    assert max(-back.as_tuple().exponent, 0) == max(-d.as_tuple().exponent, 0)
+    assert decode_param(text_encoder(NUMERIC)(d), NUMERIC.oid, False) == d
