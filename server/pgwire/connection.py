@@ -466,7 +466,7 @@ class Connection:
     async def _copy_out(self, outcome: CopyOut) -> None:
         fmt = CopyFormatter(outcome.columns, outcome.format, self._codec_context())
         self._send(p.copy_response(b"H", len(outcome.columns), False))
-        if outcome.header and outcome.format == "csv":
+        if outcome.header:  # PostgreSQL 15 allows HEADER for text as well as CSV
             self._send(p.copy_data(fmt.header()))
         batches = _aiter(outcome.batches)
         count = 0

@@ -293,3 +293,15 @@ def test_adapter_bug_is_an_internal_error_not_a_crash(pg, caplog):
     assert kinds(c.read_until_ready()) == [b"T", b"D", b"C", b"Z"]
     assert any(r.name.startswith("server.pgwire") and r.levelname == "ERROR" for r in caplog.records)
     c.close()
+
+
+def test_copy_out_csv_header_over_the_wire(pg):
+    c = RawClient(pg.host, pg.port)
+    c.startup()
+    c.send(query("copy (select * from generate(2)) to stdout with (format csv, header)"))
+    msgs = c.read_until_ready()
+    assert kinds(msgs) == [b"H", b"d", b"d", b"d", b"c", b"C", b"Z"]
+    assert msgs[0][1] == struct.pack(">bhhh", 0, 2, 0, 0)
+    assert [body for k, body in msgs if k == b"d"] == [b"i,s\n", b"0,row 0\n", b"1,row 1\n"]
+    assert msgs[5][1] == b"COPY 2\x00"
+    c.close()
