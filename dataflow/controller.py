@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from dataflow.batch import consolidate, partition
+from dataflow.batch import concat, consolidate, partition
 from dataflow.errors import SqlError, SqlState
 from dataflow.plan import Plan
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
@@ -172,7 +172,7 @@ class ComputeController:
             while all(state.per_worker):
                 parts = [q.popleft() for q in state.per_worker]
                 errors = [e for p in parts for e in p.errors]
-                batch = consolidate(pa.concat_tables([p.batch for p in parts]))
+                batch = consolidate(concat([p.batch for p in parts]))
                 upper = min(p.upper for p in parts)
                 if state.command.sink == "index":
                     types, _ = self.collections.get(state.command.id, ((), 0))
@@ -190,7 +190,7 @@ class ComputeController:
                 if errors:
                     future.set_exception(errors[0])
                 else:
-                    future.set_result(consolidate(pa.concat_tables([r.batch for r in results])))
+                    future.set_result(consolidate(concat([r.batch for r in results])))
         elif isinstance(message, WorkerError):
             log.error("worker %d reported: %s", message.worker, message.message)
 

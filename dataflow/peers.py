@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from dataflow.batch import partition
+from dataflow.batch import concat, partition
 from dataflow.transport import recv_frame, send_frame
 
 
@@ -110,4 +110,4 @@ class DataflowExchange:
             return batch
         parts = partition(batch, key, self.worker_count)
         got = self._network.exchange((self._dataflow_id, self.step_number, channel), parts)
-        return pa.concat_tables(got)
+        return concat(got)

@@ -23,7 +23,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, consolidate, empty_batch
+from dataflow.batch import advance_times, concat, consolidate, empty_batch
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowExchange, PeerNetwork
 from dataflow.plan import collections_read, output_types
@@ -61,7 +61,7 @@ class CollectionTrace:
 
     def compact(self) -> None:
         frontier = max(self.upper - 1, self.compacted_to)
-        merged = consolidate(advance_times(pa.concat_tables(self.batches), frontier)) if self.batches else None
+        merged = consolidate(advance_times(concat(self.batches), frontier)) if self.batches else None
         self.batches = [merged] if merged is not None and merged.num_rows else []
         self.compacted_to = frontier
 
@@ -69,7 +69,7 @@ class CollectionTrace:
         """Every update, times before `as_of` advanced to it: a dataflow's first input."""
         if not self.batches:
             return empty_batch(self.types)
-        return consolidate(advance_times(pa.concat_tables(self.batches), as_of))
+        return consolidate(advance_times(concat(self.batches), as_of))
 
 
 @dataclass
@@ -126,9 +126,11 @@ class Worker:
             self._persist = PersistClient.open_local(self.data_dir)
         shard = self._persist.open_shard(command.id, command.types)
         trace = CollectionTrace(command.types, command.upper)
-        shard_upper = shard.upper()
-        if shard_upper > 0:
-            snap = shard.snapshot(shard_upper - 1, partition=(self.index, self.count))
+        # Read exactly the updates before the commanded upper: writes after it reach this worker
+        # as AdvanceUpper commands, even if they are already in persist when this runs.
+        read_upper = min(shard.upper(), command.upper)
+        if read_upper > 0:
+            snap = shard.snapshot(read_upper - 1, partition=(self.index, self.count))
             trace.append(snap, command.upper)
         trace.compacted_to = max(command.upper - 1, 0)
         self.collections[command.id] = trace
@@ -197,7 +199,7 @@ class Worker:
         for id, batches in running.pending.items():
             if not batches:
                 continue
-            updates = pa.concat_tables(batches) if len(batches) > 1 else batches[0]
+            updates = concat(batches) if len(batches) > 1 else batches[0]
             times = updates.column("time")
             ready = pc.less(times, pa.scalar(target, pa.uint64()))
             inputs[id] = updates.filter(ready)
@@ -209,8 +211,9 @@ class Worker:
             if trace is not None and trace.error is not None:
                 errors.append(trace.error)
         running.exchange.step_number += 1
+        seen = len(running.dataflow.errors)
         output = running.dataflow.step(inputs, target)
-        errors.extend(running.dataflow.errors)
+        errors.extend(running.dataflow.errors[seen:])
         running.frontier = target
         running.started = True
         sink = command.sink

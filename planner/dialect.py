@@ -260,6 +260,14 @@ _QUERY_HEADS = {"SELECT", "WITH", "VALUES", "TABLE", "("}
 _SQLGLOT_HEADS = {"INSERT", "UPDATE", "DELETE"}
 
 
+# Valid PostgreSQL statements that Slipstream does not implement: 0A000, not a syntax error.
+_POSTGRES_ONLY_HEADS = frozenset({
+    "LISTEN", "NOTIFY", "UNLISTEN", "VACUUM", "ANALYZE", "CLUSTER", "REINDEX", "LOCK", "CHECKPOINT",
+    "GRANT", "REVOKE", "TRUNCATE", "MERGE", "CALL", "DO", "LOAD", "REFRESH", "SECURITY", "COMMENT",
+    "IMPORT", "REASSIGN", "SAVEPOINT", "RELEASE", "PREPARE", "EXECUTE", "ALTER",
+})
+
+
 def parse_one_statement(text: str, toks: list[Token] | None = None) -> Any:
     """Parse one statement (no trailing semicolon) into a sqlglot tree or an `mz_ast` node."""
     toks = tokenize(text) if toks is None else toks
@@ -273,6 +281,9 @@ def parse_one_statement(text: str, toks: list[Token] | None = None) -> Any:
         return parse_sqlglot(text)
     handler = _HANDLERS.get(head)
     if handler is None:
+        if head in _POSTGRES_ONLY_HEADS:
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{head} not yet supported",
+                           hint="Slipstream speaks PostgreSQL's protocol but not every PostgreSQL statement.")
         raise syntax_error_at(toks[0])
     c.pos = 1
     return handler(c)
