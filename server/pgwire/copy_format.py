@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from dataflow.types import INT4, TEXT, Column
+from dataflow.types import INT4, TEXT, Column  # noqa: F401 - INT4, TEXT: the doctest
 from server.pgwire.codec import CodecContext, text_encoder
 
 _TEXT_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r",

@@ -11,7 +11,7 @@ import struct
 from typing import Any, Sequence
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import INT4, TEXT, Column
+from dataflow.types import INT4, TEXT, Column  # noqa: F401 - INT4, TEXT: the doctest
 from server.pgwire.codec import CodecContext, encoder
 
 _I32 = struct.Struct(">i")

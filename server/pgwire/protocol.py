@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 
-from dataflow.errors import SqlError, SqlState
+from dataflow.errors import SqlError
 
 PROTOCOL_V3 = 196608  # 3.0
 SSL_REQUEST = 80877103

@@ -242,7 +242,12 @@ def test_psql_ctrl_c_cancels_endless_copy(pg):
                              "-c", "COPY (subscribe endless) TO STDOUT"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.0)  # psql's stdout is a block-buffered pipe: we cannot watch rows arrive
+        # psql's stdout is a block-buffered pipe, so watch the server for the running COPY instead.
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(
+                conn._running is not None for conn in pg.server._registry.connections()):
+            time.sleep(0.02)
+        time.sleep(0.3)  # let the three batches go out
         proc.send_signal(signal.SIGINT)  # psql turns ^C into a CancelRequest
         out, err = proc.communicate(timeout=10)
     finally:

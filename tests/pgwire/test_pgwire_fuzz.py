@@ -9,7 +9,7 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pgwire_raw_client import RawClient, msg, query, startup_packet
+from pgwire_raw_client import RawClient, msg, query
 
 FRONTEND_KINDS = list(b"QPBDECSHXdcfF")
 
