@@ -1,0 +1,1 @@
+"""Reproducible benchmarks (engine alone, and side by side with peers)."""

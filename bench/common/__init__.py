@@ -1,0 +1,1 @@
+"""Shared by every benchmark: the reference workload and its ground truth."""
