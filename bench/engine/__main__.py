@@ -1,0 +1,3 @@
+from bench.engine.cli import main
+
+raise SystemExit(main())
