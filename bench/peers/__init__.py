@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of Slipstream against its peers (see run.py)."""

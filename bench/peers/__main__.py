@@ -1,0 +1,3 @@
+from bench.peers.run import main
+
+main()
