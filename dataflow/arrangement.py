@@ -104,7 +104,7 @@ class Arrangement:
         if table.num_rows == 0:
             return None
         h = table[HASH].to_numpy()
-        order = np.argsort(h, kind="stable")
+        order = np.argsort(h)  # any order among equal hashes will do; quicksort is ~5x faster
         table = table.take(pa.array(order))
         return _SpineBatch(table, h[order])
 

@@ -73,9 +73,82 @@ def make_batch(columns: Sequence[pa.Array | pa.ChunkedArray], time, diff) -> pa.
 def consolidate(batch: pa.Table) -> pa.Table:
     """Sum the diffs of identical (row, time) pairs and drop the ones that cancel out.
 
-    Uses Arrow's hash aggregation, which groups NULLs together (as a multiset should)."""
-    if batch.num_rows == 0:
+    Sort-based: every (row, time) gets a 64-bit hash; the top 40 bits and the row's position are
+    packed into one uint64 and sorted (a plain NumPy sort, much cheaper than an argsort), so equal
+    rows become adjacent and stay in order of first appearance. Rows sharing a hash are checked
+    for real equality; the rare groups where hashes collide are consolidated exactly by Arrow's
+    hash aggregation (which groups NULLs together, as a multiset should). Output rows come in
+    order of first appearance."""
+    n = batch.num_rows
+    if n == 0:
         return batch
+    diff = batch[DIFF].to_numpy()
+    if n == 1:
+        return batch if diff[0] != 0 else batch.slice(0, 0)
+    if n >= 1 << _POS_BITS:
+        return _consolidate_arrow(batch)
+    h = _hash_with_time(batch)
+    packed = (h & ~_POS_MASK) | np.arange(n, dtype=np.uint64)
+    packed.sort()
+    idx = (packed & _POS_MASK).astype(np.int64)
+    top = packed >> np.uint64(_POS_BITS)
+    new_run = np.empty(n, dtype=bool)
+    new_run[0] = True
+    np.not_equal(top[1:], top[:-1], out=new_run[1:])
+    dirty_rows = None
+    if not new_run.all():
+        # Every row of a run must equal the run's first row; runs where one doesn't are dirty.
+        run_id = np.cumsum(new_run) - 1
+        starts = np.flatnonzero(new_run)
+        follow = np.flatnonzero(~new_run)
+        cols = [i for i, name in enumerate(batch.column_names) if name != DIFF]
+        a = batch.take(pa.array(idx[follow]))
+        b = batch.take(pa.array(idx[starts[run_id[follow]]]))
+        from dataflow.arrangement import keys_equal  # local: arrangement imports this module
+        same = keys_equal(a, cols, b, cols, nulls_equal=True)
+        if not same.all():
+            dirty_runs = np.zeros(len(starts), dtype=bool)
+            dirty_runs[run_id[follow[~same]]] = True
+            dirty = dirty_runs[run_id]
+            dirty_rows = np.sort(idx[dirty])
+            idx, new_run = idx[~dirty], new_run[~dirty]
+    starts = np.flatnonzero(new_run)
+    sums = np.add.reduceat(diff[idx], starts) if len(starts) else np.zeros(0, np.int64)
+    keep = sums != 0
+    # Back into order of first appearance by scattering into a row-sized array (O(n), no sort).
+    by_row = np.zeros(n, np.int64)
+    by_row[idx[starts[keep]]] = sums[keep]
+    firsts = np.flatnonzero(by_row)
+    out = _with_diff(batch.take(pa.array(firsts)), by_row[firsts])
+    if dirty_rows is not None and len(dirty_rows):
+        out = pa.concat_tables([out, _consolidate_arrow(batch.take(pa.array(dirty_rows)))])
+    return out
+
+
+_POS_BITS = 24
+_POS_MASK = np.uint64((1 << _POS_BITS) - 1)
+
+
+def _hash_with_time(batch: pa.Table) -> np.ndarray:
+    # Internal columns ("__hash": a function of the key) add nothing to the row's identity.
+    cols = [i for i, name in enumerate(batch.column_names) if name not in (TIME, DIFF)
+            and not name.startswith("__")]
+    h = hash_columns(batch, cols)
+    if TIME in batch.column_names:
+        t = batch[TIME].to_numpy().view(np.int64)
+        with np.errstate(over="ignore"):
+            h = (h ^ pd.util.hash_array(t, categorize=False)) * _MIX
+            h ^= h >> np.uint64(29)
+    return h
+
+
+def _with_diff(batch: pa.Table, diff: np.ndarray) -> pa.Table:
+    idx = batch.schema.get_field_index(DIFF)
+    return batch.set_column(idx, batch.schema.field(idx), pa.array(diff.astype(np.int64, copy=False)))
+
+
+def _consolidate_arrow(batch: pa.Table) -> pa.Table:
+    """Exact consolidation by Arrow's hash aggregation (NULLs group together)."""
     keys = [n for n in batch.column_names if n != DIFF]
     grouped = batch.group_by(keys, use_threads=False).aggregate([(DIFF, "sum")])
     grouped = grouped.filter(pc.not_equal(grouped[f"{DIFF}_sum"], 0))
@@ -106,7 +179,9 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     if pa.types.is_dictionary(t):
         col = col.dictionary_decode()
         t = col.type
-    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+    if t == pa.uint64():
+        vals = pc.fill_null(col, 0).to_numpy().view(np.int64)  # values past 2**63 don't cast
+    elif pa.types.is_integer(t) or pa.types.is_boolean(t):
         vals = pc.fill_null(col.cast(pa.int64()), 0).to_numpy()
     elif pa.types.is_floating(t):
         vals = pc.fill_null(col.cast(pa.float64()), 0.0).to_numpy()
