@@ -106,8 +106,8 @@ class ComputeController:
         self._writers.clear()
         await self._start_replica()
         for id, (types, upper) in list(self.collections.items()):
-            if id in self._dataflows and self._dataflows[id].command.sink == "index":
-                continue
+            if id in self._dataflows and self._dataflows[id].command.sink in ("index", "persist"):
+                continue  # produced by a dataflow, which is re-created below
             self._broadcast(ImportCollection(id, types, upper))
         for state in list(self._dataflows.values()):
             command = state.command
@@ -174,7 +174,7 @@ class ComputeController:
                 errors = [e for p in parts for e in p.errors]
                 batch = consolidate(concat([p.batch for p in parts]))
                 upper = min(p.upper for p in parts)
-                if state.command.sink == "index":
+                if state.command.sink in ("index", "persist"):
                     types, _ = self.collections.get(state.command.id, ((), 0))
                     self.collections[state.command.id] = (types, upper)
                 state.queue.put_nowait(StepOutput(batch, upper, errors))
@@ -237,7 +237,7 @@ class ComputeController:
         command = CreateDataflow(id, plan, as_of, sink, until)
         state = _DataflowState(command, asyncio.Queue(), [deque() for _ in range(self.workers)])
         self._dataflows[id] = state
-        if sink == "index":
+        if sink in ("index", "persist"):
             from dataflow.plan import output_types
 
             self.collections[id] = (output_types(plan), as_of)

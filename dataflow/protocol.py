@@ -53,9 +53,10 @@ class AdvanceUpper:
 @dataclass
 class CreateDataflow:
     """Build and run a dataflow. sink: 'subscribe' (every step's output goes to the controller),
-    'persist' (same; the controller writes it to the shard of `id`), 'index' (output stays in the
-    worker as collection `id`, readable by other dataflows), 'peek' (one step at `as_of`, result sent
-    as a PeekResult, then dropped)."""
+    'index' (output stays in the worker as collection `id`, readable by other dataflows and peeks),
+    'persist' (a materialized view: like 'index', and the output also goes to the controller, which
+    writes it to the shard of `id`), 'peek' (one step at `as_of`, result sent as a PeekResult, then
+    dropped)."""
 
     id: str
     plan: Plan

@@ -38,12 +38,15 @@ log = logging.getLogger("slipstream.worker")
 
 # A trace keeps at most this many unmerged batches before folding them into one.
 TRACE_MAX_BATCHES = 8
+# How much history a trace keeps (ms before its upper): reads AS OF an older time are refused.
+HISTORY_MS = 2000
 
 
 @dataclass
 class CollectionTrace:
-    """This worker's part of one collection: its updates, compacted to `upper - 1` as it goes
-    (no dataflow is ever created at an earlier time than the current upper allows)."""
+    """This worker's part of one collection: its updates, with times before
+    `upper - 1 - HISTORY_MS` advanced as it goes (`compacted_to`): the collection can be read at
+    any time from `compacted_to` on."""
 
     types: tuple[SqlType, ...]
     upper: int
@@ -60,7 +63,7 @@ class CollectionTrace:
             self.compact()
 
     def compact(self) -> None:
-        frontier = max(self.upper - 1, self.compacted_to)
+        frontier = max(self.upper - 1 - HISTORY_MS, self.compacted_to)
         merged = consolidate(advance_times(concat(self.batches), frontier)) if self.batches else None
         self.batches = [merged] if merged is not None and merged.num_rows else []
         self.compacted_to = frontier
@@ -152,7 +155,14 @@ class Worker:
                 self._report_failure(command, SqlError(SqlState.UNDEFINED_TABLE, f"unknown collection {id}"))
                 return
             as_of = max(as_of, trace.compacted_to)
-        if as_of != command.as_of:  # a trace compacted past the requested time: read the newer state
+        if as_of != command.as_of and command.sink == "peek":
+            # A peek must see exactly its time; that history is gone.
+            self._report_failure(command, SqlError(
+                SqlState.DATA_EXCEPTION,
+                f"Timestamp ({command.as_of}) is not valid for all inputs: the earliest readable time is {as_of}",
+                hint=f"Reads can go back at most {HISTORY_MS} ms."))
+            return
+        if as_of != command.as_of:  # a long-running dataflow may start from the newer state
             command = CreateDataflow(command.id, command.plan, as_of, command.sink, command.until)
             dataflow = Dataflow(command.plan, as_of, exchange)
         for id in inputs:
@@ -220,7 +230,9 @@ class Worker:
         if sink == "peek":
             self.send(PeekResult(command.id, self.index, None if errors else output, errors[0] if errors else None))
             self.dataflows.pop(command.id, None)
-        elif sink == "index":
+        elif sink in ("index", "persist"):
+            # The output stays here as collection `id`, which other dataflows and peeks read
+            # without a round trip through the controller.
             trace = self.collections.get(command.id)
             if trace is None:
                 trace = self.collections[command.id] = CollectionTrace(output_types(command.plan), 0)
@@ -229,8 +241,10 @@ class Worker:
                 trace.error = errors[0]
             trace.append(output, target)
             self._feed(command.id, output)
-            # Index progress also goes to the controller, which tracks every collection's upper.
-            self.send(DataflowOutput(command.id, self.index, empty_batch(output_types(command.plan)), target, errors))
+            # The controller tracks every collection's upper; a materialized view's output also goes
+            # to the controller to be made durable in persist.
+            sent = output if sink == "persist" else empty_batch(output_types(command.plan))
+            self.send(DataflowOutput(command.id, self.index, sent, target, errors))
         else:
             self.send(DataflowOutput(command.id, self.index, output, target, errors))
         if command.until is not None and target >= command.until:

@@ -566,7 +566,7 @@ def _copy_options(c: _Cursor) -> dict[str, str | None]:
         if k not in ("format", "header", "delimiter", "null", "quote", "escape"):
             raise SqlError(SqlState.SYNTAX_ERROR, f"unrecognized COPY option {k.upper()}")
     fmt = (opts.get("format") or "text").lower()
-    if fmt not in ("text", "csv"):
+    if fmt not in ("text", "csv", "binary"):
         raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"COPY format {fmt} not yet supported")
     return {"format": fmt, "header": "header" in opts and _bool_option(opts["header"], "header"),
             "delimiter": opts.get("delimiter")}

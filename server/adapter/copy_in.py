@@ -6,6 +6,7 @@ so it is split in Python and then cast column-wise by Arrow."""
 from __future__ import annotations
 
 import io
+import struct
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,10 +53,50 @@ def _cast(strings: list[pa.Array], types: list[SqlType]) -> list[pa.Array]:
     return out
 
 
+_BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+
+
+def _parse_binary(data: bytes, types: list[SqlType]) -> list[pa.Array]:
+    """PostgreSQL's binary COPY format (what asyncpg's copy_records_to_table sends)."""
+    from server.pgwire.codec import decode_param
+
+    if not data.startswith(_BINARY_SIGNATURE):
+        raise SqlError("22P04", "COPY file signature not recognized")
+    view = memoryview(data)
+    pos = len(_BINARY_SIGNATURE) + 4
+    (ext,) = struct.unpack_from("!i", view, pos)
+    pos += 4 + ext
+    n = len(types)
+    columns: list[list] = [[] for _ in range(n)]
+    oids = [t.oid for t in types]
+    unpack_h, unpack_i = struct.Struct("!h").unpack_from, struct.Struct("!i").unpack_from
+    try:
+        while True:
+            (count,) = unpack_h(view, pos)
+            pos += 2
+            if count == -1:
+                break
+            if count != n:
+                raise SqlError("22P04", f"row field count is {count}, expected {n}")
+            for i in range(n):
+                (length,) = unpack_i(view, pos)
+                pos += 4
+                if length < 0:
+                    columns[i].append(None)
+                else:
+                    columns[i].append(decode_param(bytes(view[pos:pos + length]), oids[i], True))
+                    pos += length
+    except struct.error:
+        raise SqlError("22P04", "unexpected end of binary COPY data") from None
+    return [pa.array(col, t.arrow) for col, t in zip(columns, types)]
+
+
 def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: str | None = None,
                header: bool = False) -> list[pa.Array]:
     """The COPY payload as one Arrow array per target column."""
     n = len(types)
+    if fmt == "binary":
+        return _parse_binary(data, types)
     if fmt == "csv":
         names = [f"f{i}" for i in range(n)]
         table = pacsv.read_csv(

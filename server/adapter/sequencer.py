@@ -199,6 +199,8 @@ class SlipstreamAdapter:
         return finish(batch, plan.finishing)
 
     async def _copy_to(self, plan: CopyToPlan) -> Outcome:
+        if plan.format == "binary":
+            raise unsupported("COPY TO with FORMAT binary")
         inner = plan.inner
         if isinstance(inner, SubscribePlan):
             return CopyOut(subscribe_columns(inner), subscribe_rows(self.coord, inner), plan.format, plan.header)

@@ -30,8 +30,11 @@ DEFAULT_AUTO_COMPACT_BATCHES = 16
 
 class PersistClient:
     def __init__(self, blob: Blob, consensus: Consensus, *, cache_bytes: int = 256 << 20,
-                 auto_compact_batches: int | None = DEFAULT_AUTO_COMPACT_BATCHES) -> None:
+                 auto_compact_batches: int | None = DEFAULT_AUTO_COMPACT_BATCHES,
+                 inline_part_max_bytes: int = 0) -> None:
         self.blob = blob
+        # Parts whose encoding is at most this size are kept inline in the shard state (0 = never).
+        self.inline_part_max_bytes = inline_part_max_bytes
         self.consensus = consensus
         self.cache = PartCache(cache_bytes)
         self.auto_compact_batches = auto_compact_batches

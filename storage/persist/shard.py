@@ -15,6 +15,8 @@ any number of `Shard` handles (threads, clients, processes) may share one shard.
 
 from __future__ import annotations
 
+import base64
+
 import logging
 import time as _time
 import uuid
@@ -291,12 +293,17 @@ class Shard:
 
     def _write_part(self, table: pa.Table) -> PartDesc:
         key = part_key(self.shard_id)
-        self.client.blob.set(key, encode_part(table))
-        self.client.cache.put(key, table)
+        data = encode_part(table)
         lo, hi = time_bounds(table)
+        if len(data) <= self.client.inline_part_max_bytes:
+            return PartDesc(f"inline/{key}", table.num_rows, lo, hi, base64.b64encode(data).decode("ascii"))
+        self.client.blob.set(key, data)
+        self.client.cache.put(key, table)
         return PartDesc(key, table.num_rows, lo, hi)
 
     def _load_part(self, part: PartDesc) -> pa.Table:
+        if part.inline is not None:
+            return decode_part(base64.b64decode(part.inline), self.schema)
         table = self.client.cache.get(part.key)
         if table is None:
             data = self.client.blob.get(part.key)

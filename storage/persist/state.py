@@ -31,13 +31,19 @@ class PartDesc:
     rows: int
     min_time: int
     max_time: int
+    # A small part's encoded bytes (base64) kept in the state itself instead of in blob storage:
+    # a tiny write then costs one consensus commit instead of a blob write plus a commit.
+    inline: str | None = None
 
     def to_json(self) -> dict:
-        return {"key": self.key, "rows": self.rows, "min_time": self.min_time, "max_time": self.max_time}
+        d = {"key": self.key, "rows": self.rows, "min_time": self.min_time, "max_time": self.max_time}
+        if self.inline is not None:
+            d["inline"] = self.inline
+        return d
 
     @staticmethod
     def from_json(d: dict) -> "PartDesc":
-        return PartDesc(d["key"], d["rows"], d["min_time"], d["max_time"])
+        return PartDesc(d["key"], d["rows"], d["min_time"], d["max_time"], d.get("inline"))
 
 
 @dataclass(frozen=True)
