@@ -293,17 +293,22 @@ class Shard:
 
     def _write_part(self, table: pa.Table) -> PartDesc:
         key = part_key(self.shard_id)
-        data = encode_part(table)
         lo, hi = time_bounds(table)
-        if len(data) <= self.client.inline_part_max_bytes:
+        if table.nbytes <= self.client.inline_part_max_bytes:
+            # Arrow IPC, not Parquet: a tiny part is decoded on every compaction and cold read.
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as writer:
+                writer.write_table(table)
+            data = sink.getvalue().to_pybytes()
             return PartDesc(f"inline/{key}", table.num_rows, lo, hi, base64.b64encode(data).decode("ascii"))
+        data = encode_part(table)
         self.client.blob.set(key, data)
         self.client.cache.put(key, table)
         return PartDesc(key, table.num_rows, lo, hi)
 
     def _load_part(self, part: PartDesc) -> pa.Table:
         if part.inline is not None:
-            return decode_part(base64.b64decode(part.inline), self.schema)
+            return pa.ipc.open_stream(base64.b64decode(part.inline)).read_all()
         table = self.client.cache.get(part.key)
         if table is None:
             data = self.client.blob.get(part.key)
