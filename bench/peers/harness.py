@@ -32,7 +32,8 @@ from typing import Any, Awaitable, Callable, Protocol
 import numpy as np
 import pandas as pd
 
-from bench.common.workload import (STATUSES, ChangeBatch, ChangeStream, Workload, frame_matches,
+from bench.peers.profile import FlameGraph
+from bench.common.workload import (ChangeBatch, ChangeStream, Workload, frame_matches,
                                    ground_truth_v1, ground_truth_v2)
 
 CAPTURED = "captured"
@@ -296,6 +297,7 @@ async def measure(system: PeerSystem, w: Workload, stream: ChangeStream, cfg: Me
     result: dict[str, Any] = {"system": name, "size": label, "n_orders": w.n_orders,
                               "config": asdict(cfg), "errors": {}}
     cursor = 0
+    flame = None
     _progress(name, label, "starting")
     await system.start()
     with RssSampler(system.pids) as rss:
@@ -309,6 +311,9 @@ async def measure(system: PeerSystem, w: Workload, stream: ChangeStream, cfg: Me
             result["hydrate_s"] = time.perf_counter() - t0
             _progress(name, label, f"hydrated in {result['hydrate_s']:.2f} s")
             result["rss_after_hydrate_mb"] = rss.sample() / 2**20
+            roots = system.pids()
+            flame = FlameGraph.maybe_start(roots[0] if roots else 0, f"{name}-{label}",
+                                           subprocesses=roots != [os.getpid()])
             phases = {}
             for size, count in ((1, cfg.single), (100, cfg.b100), (10_000, cfg.b10k)):
                 if count <= 0:
@@ -339,6 +344,9 @@ async def measure(system: PeerSystem, w: Workload, stream: ChangeStream, cfg: Me
             result["errors"]["run"] = _err(exc)
             _progress(name, label, f"failed: {exc!r}")
         finally:
+            if flame is not None:
+                flame.stop()
+                result["flame_graph"] = flame.out.name
             result["peak_rss_mb"] = rss.peak / 2**20
             await system.stop()
     result["changes_applied"] = cursor

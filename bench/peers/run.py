@@ -139,6 +139,8 @@ def run_all(args: argparse.Namespace) -> Path:
                     "--b10k", str(args.b10k), "--freshness-s", str(args.freshness_s),
                     "--phase-budget-s", str(args.phase_budget_s)]
             env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+            if args.profile:
+                env["BENCH_PROFILE_DIR"] = str(out_dir.resolve())
             try:
                 proc = subprocess.run(argv, cwd=REPO_ROOT, env=env, timeout=CHILD_TIMEOUT_S)
                 rc = proc.returncode
@@ -189,6 +191,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--freshness-s", type=float, default=3.0)
     ap.add_argument("--phase-budget-s", type=float, default=90.0)
     ap.add_argument("--no-report", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="py-spy flame graphs (SVG, beside the results) of the change phases")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
