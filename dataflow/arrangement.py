@@ -150,11 +150,15 @@ class Arrangement:
         if probe.num_rows == 0 or not self.spine:
             return np.zeros(0, np.int64), self.empty()
         ph = hash_columns(probe, probe_key)
+        # Binary search with sorted needles walks the big array in order (cache friendly).
+        porder = np.argsort(ph) if len(ph) > 1 else np.zeros(len(ph), np.int64)
+        sph = ph[porder]
         probe_idx, found = [], []
         for b in self.spine:
-            lo = np.searchsorted(b.hashes, ph, side="left")
-            hi = np.searchsorted(b.hashes, ph, side="right")
+            lo = np.searchsorted(b.hashes, sph, side="left")
+            hi = np.searchsorted(b.hashes, sph, side="right")
             pi, pos = expand_ranges(lo, hi)
+            pi = porder[pi]
             if len(pi):
                 probe_idx.append(pi)
                 found.append(b.table.take(pa.array(pos)))

@@ -69,7 +69,7 @@ class KeyIndex:
     def _probe(self, keys: pa.Table, rows: np.ndarray, h: np.ndarray) -> np.ndarray:
         """The slot stored under each hash, allocating new slots for hashes not stored yet."""
         m = len(rows)
-        pos = np.searchsorted(self._hashes, h)
+        pos = _searchsorted_sorted_needles(self._hashes, h)
         posc = np.minimum(pos, max(len(self._hashes) - 1, 0))
         found = (pos < len(self._hashes)) & (self._hashes[posc] == h) if len(self._hashes) else np.zeros(m, bool)
         cand = np.full(m, -1, np.int64)
@@ -97,3 +97,14 @@ class KeyIndex:
         order = np.argsort(allh, kind="stable")
         self._hashes, self._slots = allh[order], alls[order]
         return cand
+
+
+def _searchsorted_sorted_needles(haystack: np.ndarray, needles: np.ndarray) -> np.ndarray:
+    """np.searchsorted, but the needles are searched in sorted order: the binary searches then
+    walk the (large) haystack in order, which is several times faster than random probes."""
+    if len(needles) < 2:
+        return np.searchsorted(haystack, needles)
+    order = np.argsort(needles)
+    pos = np.empty(len(needles), np.int64)
+    pos[order] = np.searchsorted(haystack, needles[order])
+    return pos
