@@ -85,6 +85,9 @@ def table(doc: dict[str, Any]) -> str:
             elif b.get("batches_done", 0) < b.get("batches_planned", 0):
                 notes.append(f"- {sys_} at {size}, b={size_key}: {b['batches_done']} of "
                              f"{b['batches_planned']} batches")
+        if run.get("loadavg_before") and run["loadavg_before"][0] > 1.5:
+            notes.append(f"- {sys_} at {size}: the machine was busy before this run (1-min load "
+                         f"{run['loadavg_before'][0]:.1f} on {doc['machine']['cores']} cores): figures pessimistic")
         f = run.get("freshness") or {}
         if "unsupported" in f and size == doc["runs"][0]["size"]:
             notes.append(f"- {sys_}: freshness n/a: {f['unsupported']}")

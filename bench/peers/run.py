@@ -95,7 +95,10 @@ def run_one(args: argparse.Namespace) -> None:
     w = generate_base(n)
     stream = generate_changes(w, min(cfg.changes_needed(), int(n * 2)))
     system = make_system(args.systems)
+    load_before = os.getloadavg()
     result = asyncio.run(measure(system, w, stream, cfg, label))
+    # Other work on the machine skews everything: keep the evidence with the figures.
+    result["loadavg_before"], result["loadavg_after"] = load_before, os.getloadavg()
     result["versions"] = versions(args.systems)
     result["wall_s"] = time.perf_counter() - t0
     Path(args.out).write_text(json.dumps(result, indent=2, default=str))
