@@ -61,7 +61,9 @@ def test_reconstruction_matches_as_of(slipstream, unique_prefix):
         try:
             while not done.is_set() or checked == 0:
                 view.apply(psycopg_fetch(sub, "c", "1s"), progress=True)
-                closed = view.progress[-1] if view.progress else None
+                # The first progress row is the AS OF time itself: the snapshot at that time
+                # follows it, so only later progress rows close a state the rebuild holds.
+                closed = view.progress[-1] if len(view.progress) >= 2 else None
                 if not as_of_supported or closed is None or closed <= compared_at \
                         or checked >= MAX_AS_OF_CHECKS:
                     if done.is_set():
