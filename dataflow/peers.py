@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -20,6 +21,8 @@ import pyarrow as pa
 
 from dataflow.batch import concat, partition
 from dataflow.transport import recv_frame, send_frame
+
+EXCHANGE_TIMEOUT_SECONDS = 120.0
 
 
 class PeerNetwork:
@@ -84,10 +87,15 @@ class PeerNetwork:
         for j, sock in self._out.items():
             with self._out_locks[j]:
                 send_frame(sock, (tag, parts[j]))
+        deadline = time.monotonic() + EXCHANGE_TIMEOUT_SECONDS
         with self._cond:
             while len(self._inbox.get(tag, ())) < self.count - 1:
                 if self._failed is not None:
                     raise ConnectionError(f"exchange peer failed: {self._failed!r}")
+                if time.monotonic() > deadline:
+                    # A peer abandoned this dataflow (it failed there): fail it here too.
+                    self._inbox.pop(tag, None)
+                    raise TimeoutError(f"exchange {tag!r}: peers did not answer in {EXCHANGE_TIMEOUT_SECONDS} s")
                 self._cond.wait(timeout=1.0)
             got = self._inbox.pop(tag, {})
         got[self.index] = parts[self.index]

@@ -222,7 +222,16 @@ class Worker:
                 errors.append(trace.error)
         running.exchange.step_number += 1
         seen = len(running.dataflow.errors)
-        output = running.dataflow.step(inputs, target)
+        try:
+            output = running.dataflow.step(inputs, target)
+        except Exception as e:  # an engine bug: fail this dataflow, keep the replica serving others
+            log.exception("worker %d: dataflow %s failed", self.index, command.id)
+            self.dataflows.pop(command.id, None)
+            error = SqlError(SqlState.INTERNAL_ERROR, f"internal error in dataflow {command.id}: {type(e).__name__}: {e}")
+            if command.id in self.collections:
+                self.collections[command.id].error = error
+            self._report_failure(command, error)
+            return
         errors.extend(running.dataflow.errors[seen:])
         running.frontier = target
         running.started = True
