@@ -119,7 +119,10 @@ def consolidate(batch: pa.Table) -> pa.Table:
     by_row = np.zeros(n, np.int64)
     by_row[idx[starts[keep]]] = sums[keep]
     firsts = np.flatnonzero(by_row)
-    out = _with_diff(batch.take(pa.array(firsts)), by_row[firsts])
+    if len(firsts) == n:  # nothing merged or cancelled: no need to copy the rows
+        out = _with_diff(batch, by_row)
+    else:
+        out = _with_diff(batch.take(pa.array(firsts)), by_row[firsts])
     if dirty_rows is not None and len(dirty_rows):
         out = pa.concat_tables([out, _consolidate_arrow(batch.take(pa.array(dirty_rows)))])
     return out
