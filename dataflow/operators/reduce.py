@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 
 from dataflow.arrangement import Arrangement
 from dataflow.batch import DIFF, concat
-from dataflow.decimal_util import div_round, from_unscaled, rescale, scale_of, to_unscaled, to_unscaled_i64
+from dataflow.decimal_util import (div_round, from_unscaled, i64_scaled_to_decimal, rescale, scale_of, to_unscaled,
+                                   to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import AggregateExpr
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
@@ -104,6 +105,10 @@ class _Accumulating:
             return pa.array(nn, pa.int64())
         valid = nn > 0
         sums = self.sums[slots]
+        if (agg.func == "sum" and out.kind is TypeKind.NUMERIC and sums.dtype == np.int64
+                and 0 <= out.effective_scale - self.in_scale <= 18):
+            # The common sum(int) -> numeric: widen to 128 bits in NumPy, no Python ints.
+            return i64_scaled_to_decimal(sums, valid, out.effective_scale - self.in_scale, out.effective_scale)
         if not self.float and sums.dtype != object:
             sums = sums.astype(object)  # rescaling may leave int64: only the touched groups
         if self.float:

@@ -79,3 +79,15 @@ def test_sum_switches_to_exact_ints_before_int64_overflow():
             state[row] = state.get(row, 0) + d
     final = {r[:3] for r, d in state.items() if d}
     assert final == {(1, Decimal(2 * big), 2), (2, Decimal(12), 2)}
+
+
+def test_int64_to_scaled_decimal_is_exact_at_the_extremes():
+    from dataflow.decimal_util import i64_scaled_to_decimal
+
+    rng = np.random.default_rng(0)
+    v = np.concatenate([rng.integers(-2**63, 2**63 - 1, 2000, dtype=np.int64),
+                        np.array([0, -1, 1, 2**63 - 1, -2**63], np.int64)])
+    valid = rng.random(len(v)) < 0.9
+    for shift in (0, 1, 16, 18):
+        got = i64_scaled_to_decimal(v, valid, shift, shift).to_pylist()
+        assert got == [Decimal(int(x)) if ok else None for x, ok in zip(v, valid)]
