@@ -43,7 +43,7 @@ def run_size(n_orders: int, singles: int) -> dict:
     views = WorkloadViews.plan()
     _log(f"{label}: hydrating V1 + V2 over {n_orders:,} orders, {w.n_customers:,} customers")
     hyd = hydrate(views, w)
-    _log(f"{label}: hydrated in {hyd['seconds']:.2f} s, state {hyd['state_bytes'] / 2**20:.0f} MiB, "
+    _log(f"{label}: hydrated in {hyd['seconds']:.2f} s (CPU {hyd['cpu_seconds']:.2f} s), state {hyd['state_bytes'] / 2**20:.0f} MiB, "
          f"RSS +{hyd['rss_delta_bytes'] / 2**20:.0f} MiB")
     pos = 0
     _, pos = run_batches(views, stream, pos, 1, WARMUP_SINGLE)
@@ -54,8 +54,9 @@ def run_size(n_orders: int, singles: int) -> dict:
         prog = lambda i, s=size, c=count, e=every: (i % e == 0 or i == c) and _log(  # noqa: E731
             f"{label}: batch size {s:,}: {i}/{c}")
         res, pos = run_batches(views, stream, pos, size, count, prog)
-        _log(f"{label}: b={size:,}: {res['changes_per_s']:,.0f} changes/s, "
-             f"median {res['latency']['median_ms']:.2f} ms per batch")
+        _log(f"{label}: b={size:,}: {res['changes_per_s']:,.0f} changes/s "
+             f"({res['changes_per_cpu_s']:,.0f} per CPU-second), median {res['latency']['median_ms']:.2f} ms "
+             f"(CPU {res['cpu_latency']['median_ms']:.2f} ms) per batch")
         throughput.append(res)
     mem_after = memory(views)
     _log(f"{label}: checking both views against the ground truth after {pos:,} changes")
@@ -83,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in [parse_size(s) for s in args.consolidation.split(",") if s]:
         _log(f"consolidation of {n:,} random updates")
         r = consolidation_rate(n)
-        _log(f"consolidation: {r['updates_per_s'] / 1e6:.1f} M updates/s")
+        _log(f"consolidation: {r['updates_per_s'] / 1e6:.1f} M updates/s "
+             f"({r['updates_per_cpu_s'] / 1e6:.1f} M per CPU-second)")
         consol.append(r)
 
     runs = []
@@ -101,8 +103,11 @@ def main(argv: list[str] | None = None) -> int:
             _log(f"wrote {p}")
     _log(f"done in {summary['seconds']:.0f} s; results in {out}/")
     for r in runs:
-        tp = ", ".join(f"b={t['batch_size']:,}: {t['changes_per_s']:,.0f}/s" for t in r["throughput"])
-        print(f"{r['size']:>5}: hydrate {r['hydration']['seconds']:.2f} s, latency median "
-              f"{r['latency']['median_ms']:.2f} ms p90 {r['latency']['p90_ms']:.2f} ms, "
+        tp = ", ".join(f"b={t['batch_size']:,}: {t['changes_per_s']:,.0f}/s ({t['changes_per_cpu_s']:,.0f}/cpu-s)"
+                       for t in r["throughput"])
+        cl = r["throughput"][0]["cpu_latency"]
+        print(f"{r['size']:>5}: hydrate {r['hydration']['seconds']:.2f} s (cpu {r['hydration']['cpu_seconds']:.2f} s), "
+              f"latency median {r['latency']['median_ms']:.2f} ms p90 {r['latency']['p90_ms']:.2f} ms "
+              f"(cpu median {cl['median_ms']:.2f} ms), "
               f"state {r['hydration']['state_bytes'] / 2**20:.0f} MiB; {tp}")
     return 0
