@@ -55,7 +55,9 @@ def _why_invalid(run: dict[str, Any]) -> str:
         return run["skipped"]
     if run.get("errors"):
         k, v = next(iter(run["errors"].items()))
-        return f"{k}: {v.splitlines()[-1][:200]}"
+        done = "; ".join(f"b={b}: {x['batches_done']} batches, median {_fmt_ms(x.get('median_ms'))}"
+                         for b, x in run.get("batches", {}).items())
+        return (f"failed in {k}: {v.splitlines()[0][:300]}" + (f" (before that: {done})" if done else ""))
     check = run.get("check")
     if check and not check.get("ok"):
         return f"WRONG ANSWER (V1 ok={check['v1_ok']}, V2 ok={check['v2_ok']}): figures void"

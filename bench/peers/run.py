@@ -158,6 +158,13 @@ def run_all(args: argparse.Namespace) -> Path:
             runs.append(result)
     doc = {"date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "machine": machine(), "sizes": args.sizes,
            "runs": runs}
+    if args.replace_in:
+        # Re-measured systems replace their entries in an earlier run; the rest is kept.
+        old = json.loads(Path(args.replace_in).read_text())
+        fresh = {(r["system"], r["size"]) for r in runs}
+        doc["runs"] = [r for r in old["runs"] if (r["system"], r["size"]) not in fresh] + runs
+        doc["sizes"] = old.get("sizes", args.sizes)
+        doc["date"] = f"{old['date']} (re-measured {', '.join(sorted({r['system'] for r in runs}))} at {doc['date']})"
     path = out_dir / f"run-{stamp}.json"
     path.write_text(json.dumps(doc, indent=2, default=str))
     (out_dir / "latest.json").write_text(json.dumps(doc, indent=2, default=str))
@@ -194,6 +201,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--freshness-s", type=float, default=3.0)
     ap.add_argument("--phase-budget-s", type=float, default=90.0)
     ap.add_argument("--no-report", action="store_true")
+    ap.add_argument("--replace-in", help="an earlier run's JSON: replace only the systems measured now")
     ap.add_argument("--profile", action="store_true",
                     help="py-spy flame graphs (SVG, beside the results) of the change phases")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
