@@ -112,6 +112,10 @@ def consolidate(batch: pa.Table) -> pa.Table:
             dirty = dirty_runs[run_id]
             dirty_rows = np.sort(idx[dirty])
             idx, new_run = idx[~dirty], new_run[~dirty]
+    n_dirty = 0 if dirty_rows is None else len(dirty_rows)
+    dirty_out = _consolidate_arrow(batch.take(pa.array(dirty_rows))) if n_dirty else None
+    if new_run.all() and (not n_dirty or dirty_out.num_rows == n_dirty) and diff.all():
+        return batch  # every (row, time) distinct and no zero diffs (e.g. a snapshot): as is
     starts = np.flatnonzero(new_run)
     sums = np.add.reduceat(diff[idx], starts) if len(starts) else np.zeros(0, np.int64)
     keep = sums != 0
@@ -119,13 +123,10 @@ def consolidate(batch: pa.Table) -> pa.Table:
     by_row = np.zeros(n, np.int64)
     by_row[idx[starts[keep]]] = sums[keep]
     firsts = np.flatnonzero(by_row)
-    if len(firsts) == n:  # nothing merged or cancelled: no need to copy the rows
-        out = _with_diff(batch, by_row)
-    else:
-        out = _with_diff(batch.take(pa.array(firsts)), by_row[firsts])
-    if dirty_rows is not None and len(dirty_rows):
-        out = pa.concat_tables([out, _consolidate_arrow(batch.take(pa.array(dirty_rows)))])
-    return out
+    if len(firsts) == n - n_dirty and (not n_dirty or dirty_out.num_rows == n_dirty):
+        return batch  # nothing merged or cancelled anywhere: no need to copy the rows
+    out = _with_diff(batch.take(pa.array(firsts)), by_row[firsts])
+    return pa.concat_tables([out, dirty_out]) if n_dirty else out
 
 
 _POS_BITS = 24
