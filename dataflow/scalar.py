@@ -53,7 +53,9 @@ def _div_zero() -> SqlError:
 
 
 def _arr(x: Any) -> pa.Array:
-    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+    if isinstance(x, pa.ChunkedArray):
+        return x.chunk(0) if x.num_chunks == 1 else x.combine_chunks()  # one chunk: no copy
+    return x
 
 
 def _mask(x: pa.Array) -> np.ndarray:
@@ -163,6 +165,9 @@ def _compile_call(expr: Call) -> Evaluator:
         raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} does not exist")
     args = [compile_expr(a) for a in expr.args]
     out = expr.type
+    fast = _compare_with_literal(expr, args)
+    if fast is not None:
+        return fast
 
     def run(tbl: pa.Table) -> pa.Array:
         vals = [a(tbl) for a in args]
@@ -177,6 +182,30 @@ def _compile_call(expr: Call) -> Evaluator:
         return conform(res, out)
 
     return run
+
+
+_SCALAR_COMPARES = {"eq": pc.equal, "neq": pc.not_equal, "lt": pc.less, "lte": pc.less_equal,
+                    "gt": pc.greater, "gte": pc.greater_equal}
+
+
+def _compare_with_literal(expr: Call, args: list[Evaluator]) -> Evaluator | None:
+    """`column <op> literal` of one plain (non-numeric) type: compare with an Arrow scalar
+    instead of materialising the literal as a whole column (10M repeated strings cost more
+    than the comparison itself)."""
+    fn = _SCALAR_COMPARES.get(expr.func)
+    if fn is None or len(expr.args) != 2 or not isinstance(expr.args[1], Literal):
+        return None
+    lit, col = expr.args[1], expr.args[0]
+    t = lit.type.arrow
+    if (lit.value is None or col.type.arrow != t or lit.type.kind is TypeKind.NUMERIC
+            or not (pa.types.is_string(t) or pa.types.is_integer(t) or pa.types.is_boolean(t))):
+        return None
+    try:
+        scalar = pa.scalar(lit.value, t)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError):
+        return None
+    left = args[0]
+    return lambda tbl: fn(_arr(left(tbl)), scalar)
 
 
 def _arith(op: str) -> Callable:
