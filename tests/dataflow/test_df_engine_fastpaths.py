@@ -91,3 +91,16 @@ def test_int64_to_scaled_decimal_is_exact_at_the_extremes():
     for shift in (0, 1, 16, 18):
         got = i64_scaled_to_decimal(v, valid, shift, shift).to_pylist()
         assert got == [Decimal(int(x)) if ok else None for x, ok in zip(v, valid)]
+
+
+def test_compare_with_literal_fast_path_keeps_sql_null_semantics():
+    from dataflow.expr import Call, Literal
+    from dataflow.scalar import compile_expr, compile_predicate
+    from dataflow.types import BOOL
+
+    b = batch_from_rows([("a", 1), (None, 2), ("b", None)], [TEXT, INT8], time=0)
+    eq = Call("eq", (ColumnRef(0, TEXT), Literal("a", TEXT)), BOOL)
+    assert compile_expr(eq)(b).to_pylist() == [True, None, False]
+    assert list(compile_predicate(eq)(b)) == [True, False, False]
+    gt = Call("gt", (ColumnRef(1, INT8), Literal(1, INT8)), BOOL)
+    assert compile_expr(gt)(b).to_pylist() == [False, True, None]
