@@ -169,7 +169,13 @@ comparing both views, in full, with the ground truth of exactly the changes appl
 ![throughput](../{rel}/throughput.png)
 
 {table(doc)}
-"""
+{_analysis()}"""
+
+
+def _analysis() -> str:
+    """The hand-written reading of the figures (bench/peers/ANALYSIS.md), if there is one."""
+    path = Path(__file__).with_name("ANALYSIS.md")
+    return "\n" + path.read_text().strip() + "\n" if path.exists() else ""
 
 
 def update_doc(text: str) -> None:
