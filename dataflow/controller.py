@@ -71,10 +71,13 @@ class ComputeController:
         self._spark = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.collections: dict[str, tuple[tuple[SqlType, ...], int]] = {}  # id -> (types, upper)
+        self._since: dict[str, int] = {}  # id -> earliest time the replica can read it at
         self._dataflows: dict[str, _DataflowState] = {}
         self._peeks: dict[str, tuple[asyncio.Future, list]] = {}
         self._ids = itertools.count(1)
         self._closing = False
+        self._restarting = False
+        self._backlog: list[object] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -102,26 +105,42 @@ class ComputeController:
 
     async def _restart_replica(self, error: BaseException | None) -> None:
         log.error("replica failed (%s); restarting it and rehydrating dataflows", error)
+        # Until the new replica holds every collection and dataflow again, new commands wait in a
+        # backlog (table appends are dropped: the re-import reads them from persist).
+        self._restarting = True
         self._fail_all_transient()
         self._writers.clear()
         await self._start_replica()
         for id, (types, upper) in list(self.collections.items()):
             if id in self._dataflows and self._dataflows[id].command.sink in ("index", "persist"):
                 continue  # produced by a dataflow, which is re-created below
-            self._broadcast(ImportCollection(id, types, upper))
+            self._broadcast_now(ImportCollection(id, types, upper))
+            self._since[id] = max(upper - 1, 0)
         for state in list(self._dataflows.values()):
             command = state.command
             state.per_worker = [deque() for _ in range(self.workers)]
             as_of = max(command.as_of, self._as_of_for(command.plan))
             state.command = CreateDataflow(command.id, command.plan, as_of, command.sink, command.until)
+            if command.sink in ("index", "persist"):
+                self._since[command.id] = as_of
             state.queue.put_nowait(("rehydrate", as_of))
-            self._broadcast(state.command)
+            self._broadcast_now(state.command)
+        self._restarting = False
+        backlog, self._backlog = self._backlog, []
+        for command in backlog:
+            if isinstance(command, CreateDataflow):
+                # Issued during the restart: it reads the state the new replica imported, which
+                # holds every write applied before it was issued.
+                command = CreateDataflow(command.id, command.plan, max(command.as_of, self._as_of_for(command.plan)),
+                                         command.sink, command.until)
+            self._broadcast_now(command)
+        log.info("replica rehydrated: %d collections, %d dataflows", len(self.collections), len(self._dataflows))
 
     def _as_of_for(self, plan: Plan) -> int:
+        """The earliest time at which the replica can read every input of `plan`."""
         from dataflow.plan import collections_read
 
-        uppers = [self.collections[i][1] for i in collections_read(plan) if i in self.collections]
-        return max([u - 1 for u in uppers] + [0])
+        return max([self._since.get(i, 0) for i in collections_read(plan)] + [0])
 
     def _fail_all_transient(self) -> None:
         for id, (future, _) in list(self._peeks.items()):
@@ -150,6 +169,7 @@ class ComputeController:
     # -- worker connections ---------------------------------------------------------------------
 
     async def _on_worker(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        hello = None
         try:
             hello = await read_frame_async(reader)
             assert isinstance(hello, Hello), hello
@@ -162,6 +182,13 @@ class ComputeController:
             pass
         except Exception:
             log.exception("compute controller: bad message from a worker")
+        if hello is not None and not self._closing and self._replica is not None \
+                and self._writers.get(hello.index) is writer:
+            # A worker is gone: its peers cannot make progress either. End the job; Spark's exit
+            # callback then starts a fresh replica, which rehydrates every dataflow.
+            log.error("worker %d disconnected; stopping the replica", hello.index)
+            self._writers.pop(hello.index, None)
+            self._replica.stop()
 
     def _on_message(self, message: object) -> None:
         if isinstance(message, DataflowOutput):
@@ -200,6 +227,13 @@ class ComputeController:
             writer.write(encode_frame(command))
 
     def _broadcast(self, command: object) -> None:
+        if self._restarting:
+            if not isinstance(command, AdvanceUpper):
+                self._backlog.append(command)
+            return
+        self._broadcast_now(command)
+
+    def _broadcast_now(self, command: object) -> None:
         frame = encode_frame(command)
         for writer in self._writers.values():
             if not writer.is_closing():
@@ -209,6 +243,7 @@ class ComputeController:
 
     def import_collection(self, id: str, types: tuple[SqlType, ...], upper: int) -> None:
         self.collections[id] = (tuple(types), upper)
+        self._since[id] = max(upper - 1, 0)
         self._broadcast(ImportCollection(id, tuple(types), upper))
 
     def drop_collection(self, id: str) -> None:
@@ -221,6 +256,8 @@ class ComputeController:
             if id in self.collections:
                 types, _ = self.collections[id]
                 self.collections[id] = (types, upper)
+        if self._restarting:
+            return  # the new replica imports these from persist at the new uppers
         if self.workers == 1:
             self._broadcast(AdvanceUpper(updates, ids, upper))
             return
@@ -241,6 +278,7 @@ class ComputeController:
             from dataflow.plan import output_types
 
             self.collections[id] = (output_types(plan), as_of)
+            self._since[id] = as_of
         self._broadcast(command)
         return state.queue
 

@@ -224,6 +224,8 @@ class Worker:
         seen = len(running.dataflow.errors)
         try:
             output = running.dataflow.step(inputs, target)
+        except ConnectionError:
+            raise  # a peer died: the whole replica restarts
         except Exception as e:  # an engine bug: fail this dataflow, keep the replica serving others
             log.exception("worker %d: dataflow %s failed", self.index, command.id)
             self.dataflows.pop(command.id, None)

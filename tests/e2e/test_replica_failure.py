@@ -1,0 +1,99 @@
+"""Fault test: a dataflow worker (a Spark task) dies; the replica job is restarted, indexes and
+materialized views rehydrate, and no acknowledged write is lost."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from tests.support.clients import psycopg_connect
+
+pytestmark = pytest.mark.e2e
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _dataflow_worker_pids(server_pid: int) -> list[int]:
+    """Spark's forked Python workers: pyspark.daemon processes whose parent is the daemon."""
+    daemons = set()
+    for pid in _descendants(server_pid):
+        try:
+            if b"pyspark.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                daemons.add(pid)
+        except OSError:
+            continue
+    workers = []
+    for pid in daemons:
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        if ppid in daemons:
+            workers.append(pid)
+    return workers
+
+
+def _eventually(conn, sql: str, expected, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = conn.execute(sql).fetchall()
+            if last == expected:
+                return
+        except psycopg.errors.InternalError as e:  # "the compute replica restarted; retry"
+            last = e
+        time.sleep(0.5)
+    raise AssertionError(f"{sql!r} never returned {expected!r}; last: {last!r}")
+
+
+def test_killed_worker_restarts_replica_and_views_rehydrate(fresh_slipstream):
+    server = fresh_slipstream
+    with psycopg_connect(server) as conn, psycopg_connect(server) as sub:
+        conn.autocommit = True
+        conn.execute("CREATE TABLE t (g int, v int)")
+        conn.execute("INSERT INTO t VALUES (1, 1), (1, 2), (2, 5)")
+        conn.execute("CREATE MATERIALIZED VIEW m AS SELECT g, sum(v) AS s FROM t GROUP BY g")
+        conn.execute("CREATE VIEW c AS SELECT g, count(*) AS n FROM t GROUP BY g")
+        conn.execute("CREATE INDEX c_idx ON c (g)")
+        assert conn.execute("SELECT * FROM m ORDER BY g").fetchall() == [(1, 3), (2, 5)]
+
+        sub.execute("BEGIN")
+        sub.execute("DECLARE cur CURSOR FOR SUBSCRIBE m")
+        assert len(sub.execute("FETCH ALL cur WITH (timeout = '5s')").fetchall()) == 2
+
+        workers = _dataflow_worker_pids(server.process.pid)
+        assert len(workers) == 2, workers
+        os.kill(workers[0], signal.SIGKILL)
+
+        # The subscription cannot continue across the restart: it ends with an error.
+        with pytest.raises(psycopg.errors.InternalError):
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                sub.execute("FETCH ALL cur WITH (timeout = '1s')").fetchall()
+        sub.rollback()
+
+        _eventually(conn, "SELECT * FROM m ORDER BY g", [(1, 3), (2, 5)])
+        conn.execute("INSERT INTO t VALUES (2, 10)")
+        assert conn.execute("SELECT * FROM m ORDER BY g").fetchall() == [(1, 3), (2, 15)]
+        assert conn.execute("SELECT * FROM c ORDER BY g").fetchall() == [(1, 2), (2, 2)]
+        new_workers = _dataflow_worker_pids(server.process.pid)
+        assert workers[0] not in new_workers and len(new_workers) >= 2
