@@ -170,6 +170,33 @@ def advance_times(batch: pa.Table, as_of: int) -> pa.Table:
     return batch.set_column(idx, batch.schema.field(idx), times)
 
 
+def _mix64(u: np.ndarray) -> np.ndarray:
+    """The splitmix64 finaliser, in place on a uint64 array (bit-identical to the mixing step of
+    pandas' `hash_array` for 64-bit numbers, without its per-call overhead)."""
+    with np.errstate(over="ignore"):
+        u ^= u >> np.uint64(30)
+        u *= np.uint64(0xBF58476D1CE4E5B9)
+        u ^= u >> np.uint64(27)
+        u *= np.uint64(0x94D049BB133111EB)
+        u ^= u >> np.uint64(31)
+    return u
+
+
+def _as_uint64_copy(vals: np.ndarray) -> np.ndarray:
+    """A writable uint64 copy of 64-bit numbers, reinterpreting their bits."""
+    return vals.view(np.uint64).copy() if vals.dtype.itemsize == 8 else vals.astype(np.int64).view(np.uint64)
+
+
+def _float_hash(vals: np.ndarray) -> np.ndarray:
+    vals = vals.astype(np.float64, copy=False)
+    u = _as_uint64_copy(vals)
+    nan = np.isnan(vals)
+    if nan.any():
+        u[nan] = np.array(np.nan, np.float64).view(np.uint64)  # every NaN hashes alike
+    u[vals == 0.0] = 0  # -0.0 == 0.0 in SQL
+    return _mix64(u)
+
+
 def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     """A uint64 hash per value that depends only on the value (not its storage width):
     every integer width hashes as int64, every float as float64, decimals by their float value
@@ -183,19 +210,31 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
     if pa.types.is_dictionary(t):
         col = col.dictionary_decode()
         t = col.type
-    if t == pa.uint64():
-        vals = pc.fill_null(col, 0).to_numpy().view(np.int64)  # values past 2**63 don't cast
-    elif pa.types.is_integer(t) or pa.types.is_boolean(t):
-        vals = pc.fill_null(col.cast(pa.int64()), 0).to_numpy()
+    nulls = col.null_count
+    if pa.types.is_integer(t) or pa.types.is_boolean(t):
+        if pa.types.is_boolean(t):
+            col = col.cast(pa.int64())
+        vals = (pc.fill_null(col, 0) if nulls else col).to_numpy(zero_copy_only=False)
+        if vals.dtype == np.uint64:
+            u = vals.copy()  # values past 2**63 keep their bits
+        else:
+            u = _as_uint64_copy(vals)
+        h = _mix64(u)
     elif pa.types.is_floating(t):
-        vals = pc.fill_null(col.cast(pa.float64()), 0.0).to_numpy()
-        vals = np.where(vals == 0.0, 0.0, vals)  # -0.0 == 0.0 in SQL
+        h = _float_hash((pc.fill_null(col, 0.0) if nulls else col).to_numpy(zero_copy_only=False))
     elif pa.types.is_decimal(t):
-        vals = pc.fill_null(col.cast(pa.float64(), safe=False), 0.0).to_numpy()
+        f = col.cast(pa.float64(), safe=False)
+        h = _float_hash((pc.fill_null(f, 0.0) if nulls else f).to_numpy(zero_copy_only=False))
     elif pa.types.is_date(t) or pa.types.is_timestamp(t):
         # Every date/timestamp hashes as microseconds since the epoch (dates equal midnights).
         us = col.cast(pa.timestamp("us", tz=getattr(t, "tz", None))).view(pa.int64())
-        vals = pc.fill_null(us, 0).to_numpy()
+        h = _mix64(_as_uint64_copy((pc.fill_null(us, 0) if nulls else us).to_numpy(zero_copy_only=False)))
+    elif n <= _SMALL and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        # A few strings: hash them directly (dictionary encoding costs more than it saves).
+        vals = np.array(col.to_pylist() + [None], dtype=object)[:-1]
+        if nulls:
+            vals[vals == None] = ""  # noqa: E711 - placeholder, overwritten below
+        h = pd.util.hash_array(vals, categorize=False)
     else:
         # Strings (and anything else): hash the distinct values once, then gather.
         enc = pc.dictionary_encode(col)
@@ -203,13 +242,14 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
         hu = pd.util.hash_array(uniq.astype(object), categorize=False) if len(uniq) else np.zeros(0, np.uint64)
         idx = pc.fill_null(enc.indices, 0).to_numpy()
         h = hu[idx] if len(hu) else np.zeros(n, dtype=np.uint64)
-        if col.null_count:
-            h = np.where(col.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, h)
-        return h
-    h = pd.util.hash_array(np.ascontiguousarray(vals), categorize=False)
-    if col.null_count:
+    if nulls:
         h = np.where(col.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, h)
     return h
+
+
+# Batches up to this many rows take the small-batch paths (Python values instead of kernels
+# whose fixed cost dominates at this size).
+_SMALL = 64
 
 
 def hash_columns(batch: pa.Table, columns: Sequence[int]) -> np.ndarray:
@@ -218,7 +258,8 @@ def hash_columns(batch: pa.Table, columns: Sequence[int]) -> np.ndarray:
     h = np.full(n, np.uint64(0x2545F4914F6CDD1D), dtype=np.uint64)
     with np.errstate(over="ignore"):
         for c in columns:
-            h = (h ^ _column_hash(batch.column(c))) * _MIX
+            h ^= _column_hash(batch.column(c))
+            h *= _MIX
             h ^= h >> np.uint64(29)
     return h
 

@@ -88,7 +88,8 @@ class Dataflow:
         out = self.root.step(ctx)
         self._first = False
         self.upper = upper
-        return consolidate(out)
+        # Operators whose output can hold no duplicate (row, time) and no zero diff say so.
+        return out if getattr(self.root, "output_consolidated", False) else consolidate(out)
 
     def arrangement(self) -> Arrangement | None:
         return self.root.arrangement if isinstance(self.root, ArrangeByOp) else None

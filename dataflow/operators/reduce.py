@@ -296,6 +296,10 @@ class _MinMax(_FromMultiset):
 
 
 class ReduceOp(Operator):
+    # Per time, each changed group emits one retraction of its old row and one insertion of a
+    # different new row, and groups have distinct keys: the output is already consolidated.
+    output_consolidated = True
+
     def __init__(self, input: Operator, group_key: tuple[int, ...], aggregates: tuple[AggregateExpr, ...],
                  schema: pa.Schema, rt: Runtime, path: str):
         self.input, self.key, self.aggs = input, tuple(group_key), tuple(aggregates)
@@ -351,6 +355,8 @@ class ReduceOp(Operator):
         changed = np.zeros(len(touched), bool)
         for a, b in zip(old_cols, new_cols):
             same = pc.if_else(pc.and_(a.is_null(), b.is_null()), True, pc.equal(a, b))
+            if pa.types.is_floating(a.type):  # NaN stays NaN: unchanged (no -row +row pair)
+                same = pc.or_(same, pc.and_(pc.is_nan(a), pc.is_nan(b)))
             changed |= ~pc.fill_null(same, False).to_numpy(zero_copy_only=False)
         retract = old_exists & (~new_exists | changed)
         insert = new_exists & (~old_exists | changed)
@@ -382,6 +388,8 @@ class DistinctOp(ReduceOp):
 
 class ThresholdOp(Operator):
     """Keep max(count, 0) copies of every row (EXCEPT ALL): emits the change of that number."""
+
+    output_consolidated = True  # one nonzero change per distinct row per time
 
     def __init__(self, input: Operator, arity: int, schema: pa.Schema, rt: Runtime, path: str):
         self.input, self.schema, self.rt, self.path = input, schema, rt, path
