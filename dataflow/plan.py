@@ -136,13 +136,25 @@ class ArrangeBy:
     key: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class IndexLookup:
+    """The rows of index `id` (an arrangement keyed by `key`, as column positions of its rows)
+    whose key equals one of `keys`: a point lookup that touches only the matching rows. Only
+    peeks use it; the worker answers it from the index's arrangement."""
+
+    id: str
+    types: tuple[SqlType, ...]
+    key: tuple[int, ...]
+    keys: tuple[tuple[Any, ...], ...]
+
+
 Plan = Union[Get, Constant, Map, Filter, Project, FlatMap, Join, Reduce, Distinct, Union_, Negate,
-             Threshold, TopK, ArrangeBy]
+             Threshold, TopK, ArrangeBy, IndexLookup]
 
 
 def output_types(plan: Plan) -> tuple[SqlType, ...]:
     """The column types of a node's output."""
-    if isinstance(plan, (Get, Constant)):
+    if isinstance(plan, (Get, Constant, IndexLookup)):
         return plan.types
     if isinstance(plan, Map):
         return output_types(plan.input) + tuple(e.type for e in plan.exprs)
@@ -164,7 +176,7 @@ def output_types(plan: Plan) -> tuple[SqlType, ...]:
 
 
 def children(plan: Plan) -> tuple[Plan, ...]:
-    if isinstance(plan, (Get, Constant)):
+    if isinstance(plan, (Get, Constant, IndexLookup)):
         return ()
     if isinstance(plan, Join):
         return (plan.left, plan.right)
@@ -175,7 +187,7 @@ def children(plan: Plan) -> tuple[Plan, ...]:
 
 def collections_read(plan: Plan) -> set[str]:
     """Ids of every collection the plan reads."""
-    if isinstance(plan, Get):
+    if isinstance(plan, (Get, IndexLookup)):
         return {plan.id}
     out: set[str] = set()
     for c in children(plan):
@@ -184,5 +196,5 @@ def collections_read(plan: Plan) -> set[str]:
 
 
 __all__ = ["Get", "Constant", "Map", "Filter", "Project", "FlatMap", "Join", "Reduce", "Distinct",
-           "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "Plan", "output_types", "children",
+           "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "IndexLookup", "Plan", "output_types", "children",
            "collections_read", "INT8"]

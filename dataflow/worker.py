@@ -16,7 +16,7 @@ import logging
 import socket
 import threading
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from dataflow.batch import advance_times, concat, consolidate, empty_batch
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowExchange, PeerNetwork
-from dataflow.plan import collections_read, output_types
+from dataflow.plan import Get, IndexLookup, Join, Union_, children, collections_read, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
                                WorkerError)
@@ -84,6 +84,8 @@ class RunningDataflow:
     frontier: int
     pending: dict[str, list[pa.Table]]
     started: bool = False
+    # For peeks: inputs answered by index lookups, id -> (key columns, keys batch).
+    lookups: dict[str, tuple[tuple[int, ...], pa.Table]] = field(default_factory=dict)
 
 
 class Worker:
@@ -140,6 +142,10 @@ class Worker:
         self.clock_upper = max(self.clock_upper, command.upper)
 
     def _create(self, command: CreateDataflow) -> None:
+        lookups: dict[str, tuple[tuple[int, ...], pa.Table]] = {}
+        if command.sink == "peek":
+            plan, lookups = _extract_lookups(command.plan)
+            command = CreateDataflow(command.id, plan, command.as_of, command.sink, command.until)
         inputs = tuple(sorted(collections_read(command.plan)))
         exchange = DataflowExchange(self.network, command.id, self.index, self.count)
         try:
@@ -166,8 +172,22 @@ class Worker:
             command = CreateDataflow(command.id, command.plan, as_of, command.sink, command.until)
             dataflow = Dataflow(command.plan, as_of, exchange)
         for id in inputs:
-            pending[id] = [self.collections[id].contents_from(as_of)]
-        self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending)
+            # A lookup input is read at step time, from the index's arrangement.
+            pending[id] = [] if id in lookups else [self.collections[id].contents_from(as_of)]
+        self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending,
+                                                     lookups=lookups)
+
+    def _lookup(self, id: str, key: tuple[int, ...], keys: pa.Table, as_of: int) -> pa.Table:
+        """The rows of index `id` with one of `keys`, as of `as_of`."""
+        index = self.dataflows.get(id)
+        arrangement = None if index is None else index.dataflow.arrangement()
+        if arrangement is None:  # not an arranged index here: filter its contents instead
+            return self.collections[id].contents_from(as_of)
+        found = arrangement.lookup(keys, tuple(range(len(key))))
+        if found.num_rows == 0:
+            return empty_batch(self.collections[id].types)
+        visible = found.filter(pc.less_equal(found.column("time"), pa.scalar(as_of, pa.uint64())))
+        return consolidate(advance_times(visible, as_of))
 
     def _feed(self, id: str, batch: pa.Table | None) -> None:
         if batch is None or batch.num_rows == 0:
@@ -215,6 +235,8 @@ class Worker:
             inputs[id] = updates.filter(ready)
             rest = updates.filter(pc.invert(ready))
             running.pending[id] = [rest] if rest.num_rows else []
+        for id, (key, keys) in running.lookups.items():
+            inputs[id] = self._lookup(id, key, keys, command.as_of)
         errors: list[SqlError] = []
         for id in running.inputs:
             trace = self.collections.get(id)
@@ -260,6 +282,28 @@ class Worker:
             self.send(DataflowOutput(command.id, self.index, output, target, errors))
         if command.until is not None and target >= command.until:
             self.dataflows.pop(command.id, None)
+
+
+def _extract_lookups(plan):
+    """Replace IndexLookup leaves by Gets of the index; return the keys to look up per index."""
+    lookups: dict[str, tuple[tuple[int, ...], pa.Table]] = {}
+
+    def visit(node):
+        if isinstance(node, IndexLookup):
+            key_types = [node.types[k] for k in node.key]
+            columns = [pa.array([row[i] for row in node.keys], t.arrow) for i, t in enumerate(key_types)]
+            lookups[node.id] = (node.key, pa.Table.from_arrays(columns, names=[f"k{i}" for i in range(len(columns))]))
+            return Get(node.id, node.types)
+        kids = children(node)
+        if not kids:
+            return node
+        if isinstance(node, Join):
+            return replace(node, left=visit(node.left), right=visit(node.right))
+        if isinstance(node, Union_):
+            return replace(node, inputs=tuple(visit(k) for k in node.inputs))
+        return replace(node, input=visit(node.input))
+
+    return visit(plan), lookups
 
 
 def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Path,

@@ -8,7 +8,7 @@ Filter (#0 > 5)
 from __future__ import annotations
 
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, Map, Negate,
+from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, IndexLookup, Join, Map, Negate,
                            Plan, Project, Reduce, Threshold, TopK, Union_, children)
 from dataflow.types import BOOL, INT8
 from planner.statements import Finishing
@@ -68,6 +68,8 @@ def _order(order_by) -> str:
 def _line(p: Plan) -> str:
     if isinstance(p, Get):
         return f"Get {p.id}"
+    if isinstance(p, IndexLookup):
+        return f"IndexLookup {p.id} key=[{_cols(p.key)}] ({len(p.keys)} keys)"
     if isinstance(p, Constant):
         if len(p.rows) == 1:
             return f"Constant ({', '.join(render_scalar(Literal(v, t)) for v, t in zip(p.rows[0], p.types))})"

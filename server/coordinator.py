@@ -25,6 +25,7 @@ from dataflow.controller import ComputeController, StepOutput
 from dataflow.errors import SqlError, SqlState
 from dataflow.plan import ArrangeBy, Get, Plan, collections_read
 from dataflow.types import Column
+from planner.index_lookup import use_index_lookups
 from server.oracle import TimestampOracle
 from storage.controller import StorageController
 from storage.persist import PersistClient
@@ -236,6 +237,7 @@ class Coordinator:
 
     async def peek(self, plan: Plan, ts: int | None = None) -> pa.Table:
         self.check_readable(plan)
+        plan = use_index_lookups(plan, self.catalog)
         return await self.compute.peek(plan, self.read_ts() if ts is None else ts)
 
     # -- DDL ------------------------------------------------------------------------------------

@@ -1,0 +1,73 @@
+"""Rule: answer equality lookups on an indexed relation from the index, not by a scan.
+
+A peek whose relational input is `Filter(Get(x), preds)`, where an index on `x` (or `x` itself,
+an index read in place of a view) is keyed on columns that `preds` pin to literals, reads only
+the matching rows: the Get becomes an `IndexLookup` with the literal keys. The filter stays, so
+the result is the same; the work is proportional to the matches instead of to `x`.
+
+Example, with `CREATE INDEX orders_id ON orders (id)` (index u9 on u1, key (0,)):
+
+    Filter(Get("u1", T), (id = 42,))  ->  Filter(IndexLookup("u9", T, (0,), ((42,),)), (id = 42,))
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from itertools import product
+
+from catalog.items import CatalogItem, CatalogReader, ItemKind
+from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
+from dataflow.plan import Filter, Get, IndexLookup, Map, Plan, Project
+
+# Beyond this many key combinations a scan is no worse than the lookups.
+MAX_LOOKUP_KEYS = 100_000
+
+
+def _pinned_values(preds: tuple[ScalarExpr, ...]) -> dict[int, list]:
+    """Column -> the literal values an equality or IN predicate restricts it to."""
+    pinned: dict[int, list] = {}
+    for p in preds:
+        if not isinstance(p, Call):
+            continue
+        if p.func == "eq" and len(p.args) == 2:
+            a, b = p.args
+            if isinstance(b, ColumnRef):
+                a, b = b, a
+            if isinstance(a, ColumnRef) and isinstance(b, Literal) and b.value is not None:
+                pinned[a.index] = [b.value]
+        elif p.func == "in_list" and isinstance(p.args[0], ColumnRef) \
+                and all(isinstance(v, Literal) and v.value is not None for v in p.args[1:]):
+            pinned[p.args[0].index] = list(dict.fromkeys(v.value for v in p.args[1:]))
+    return pinned
+
+
+def _index_for(catalog: CatalogReader, id: str) -> list[CatalogItem]:
+    item = catalog.get(id)
+    if item.kind is ItemKind.INDEX:
+        return [item]
+    return catalog.indexes_on(id)
+
+
+def _rewrite(plan: Plan, catalog: CatalogReader) -> Plan:
+    if isinstance(plan, Filter) and isinstance(plan.input, Get):
+        pinned = _pinned_values(plan.predicates)
+        for index in _index_for(catalog, plan.input.id):
+            key = index.index_key
+            if not key or any(k not in pinned for k in key):
+                continue
+            combos = 1
+            for k in key:
+                combos *= len(pinned[k])
+            if combos > MAX_LOOKUP_KEYS:
+                continue
+            keys = tuple(product(*(pinned[k] for k in key)))
+            return replace(plan, input=IndexLookup(index.id, plan.input.types, key, keys))
+        return plan
+    if isinstance(plan, (Map, Project, Filter)):
+        return replace(plan, input=_rewrite(plan.input, catalog))
+    return plan
+
+
+def use_index_lookups(plan: Plan, catalog: CatalogReader) -> Plan:
+    """The plan with equality filters over indexed relations answered by lookups (peeks only)."""
+    return _rewrite(plan, catalog)
