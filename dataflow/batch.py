@@ -229,7 +229,7 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
         # Every date/timestamp hashes as microseconds since the epoch (dates equal midnights).
         us = col.cast(pa.timestamp("us", tz=getattr(t, "tz", None))).view(pa.int64())
         h = _mix64(_as_uint64_copy((pc.fill_null(us, 0) if nulls else us).to_numpy(zero_copy_only=False)))
-    elif n <= _SMALL and (pa.types.is_string(t) or pa.types.is_large_string(t)):
+    elif n <= SMALL_BATCH and (pa.types.is_string(t) or pa.types.is_large_string(t)):
         # A few strings: hash them directly (dictionary encoding costs more than it saves).
         vals = np.array(col.to_pylist() + [None], dtype=object)[:-1]
         if nulls:
@@ -249,7 +249,7 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 # Batches up to this many rows take the small-batch paths (Python values instead of kernels
 # whose fixed cost dominates at this size).
-_SMALL = 64
+SMALL_BATCH = 64
 
 
 def hash_columns(batch: pa.Table, columns: Sequence[int]) -> np.ndarray:

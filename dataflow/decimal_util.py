@@ -184,6 +184,13 @@ def i64_scaled_to_decimal(vals: np.ndarray, valid: np.ndarray, shift: int, scale
     """
     n = len(vals)
     v = np.where(valid, vals, 0).astype(np.int64)
+    if n <= 64:
+        # A few values: exact Python ints to two's-complement bytes beat ~20 NumPy calls.
+        c, m = 10 ** shift, (1 << 128) - 1
+        data = b"".join(((x * c) & m).to_bytes(16, "little") for x in v.tolist())
+        mask = None if valid.all() else pa.array(valid).buffers()[1]
+        return pa.Array.from_buffers(pa.decimal128(38, scale), n, [mask, pa.py_buffer(data)],
+                                     null_count=int((~valid).sum()))
     neg = v < 0
     a = np.abs(v).view(np.uint64)  # |INT64_MIN| wraps to 2**63 as uint64: still exact
     c = np.uint64(10 ** shift)
