@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import DIFF, TIME, advance_times, consolidate, hash_columns, with_names
+from dataflow.batch import DIFF, SMALL_BATCH, TIME, advance_times, consolidate, hash_columns, with_names
 
 HASH = "__hash"
 
@@ -50,6 +50,11 @@ def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence
     eq = np.ones(a.num_rows, dtype=bool)
     for ca, cb in zip(a_cols, b_cols):
         x, y = a.column(ca), b.column(cb)
+        if a.num_rows <= SMALL_BATCH and x.type == y.type:
+            # A few rows of one type: Python equality (NaN != NaN, as in pc.equal) is cheaper
+            # than the five kernels below.
+            eq &= np.array([_py_equal(u, v, nulls_equal) for u, v in zip(x.to_pylist(), y.to_pylist())], bool)
+            continue
         x = x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
         y = y.combine_chunks() if isinstance(y, pa.ChunkedArray) else y
         x, y = _comparable(x, y)
@@ -58,6 +63,12 @@ def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence
             e = pc.if_else(pc.and_(x.is_null(), y.is_null()), True, e)
         eq &= pc.fill_null(e, False).to_numpy(zero_copy_only=False)
     return eq
+
+
+def _py_equal(u, v, nulls_equal: bool) -> bool:
+    if u is None or v is None:
+        return nulls_equal and u is None and v is None
+    return bool(u == v)
 
 
 def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -165,6 +165,8 @@ def advance_times(batch: pa.Table, as_of: int) -> pa.Table:
     """time = max(time, as_of): updates before the as_of are observed at the as_of."""
     if batch.num_rows == 0:
         return batch
+    if batch[TIME].to_numpy().min() >= as_of:
+        return batch  # nothing to advance (the usual case): no new column
     idx = batch.schema.get_field_index(TIME)
     times = pc.max_element_wise(batch[TIME], pa.scalar(as_of, pa.uint64()))
     return batch.set_column(idx, batch.schema.field(idx), times)

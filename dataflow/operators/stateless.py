@@ -34,6 +34,8 @@ class GetOp(Operator):
             return self.schema.empty_table()
         b = advance_times(b, self.rt.as_of)
         if b.schema != self.schema:
+            if b.schema.types == self.schema.types:  # only names or nullability flags differ
+                return pa.Table.from_arrays(b.columns, schema=self.schema)
             b = b.rename_columns(self.schema.names).cast(self.schema)
         return b
 
