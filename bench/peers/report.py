@@ -69,7 +69,10 @@ def table(doc: dict[str, Any]) -> str:
             "freshness p50 / p99 (achieved rate) | check |\n|---|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     notes: list[str] = []
-    for run in doc["runs"]:
+    from bench.peers.run import SYSTEMS
+    order = {name: i for i, name in enumerate(SYSTEMS)}
+    runs = sorted(doc["runs"], key=lambda r: (r["n_orders"], order.get(r["system"], 99)))
+    for run in runs:
         sys_, size = run["system"], run["size"]
         if not run.get("valid"):
             lines.append(f"| {size} | {sys_} | — | — | — | — | — | — | — | — | ✗ |")
@@ -96,7 +99,7 @@ def table(doc: dict[str, Any]) -> str:
             notes.append(f"- {sys_} at {size}, freshness: the writer kept up with only "
                          f"{_fmt_rate(f['achieved_rate'])} and stopped after {f['writes']} of "
                          f"{f['writes_planned']} writes")
-        if "unsupported" in f and size == doc["runs"][0]["size"]:
+        if "unsupported" in f and size == runs[0]["size"]:
             notes.append(f"- {sys_}: freshness n/a: {f['unsupported']}")
     return "\n".join(lines) + ("\n\n" + "\n".join(notes) if notes else "")
 
@@ -171,6 +174,10 @@ V1 totals match the write's expected totals, minus the write's acknowledgement (
 the hand-over to its input connector); the writer gives up after max(3 x duration, budget / 3) when
 the system cannot keep the rate. Every run ends by comparing both views, in full, with the ground
 truth of exactly the changes applied; a phase that overruns its budget stops early and says so.
+
+Systems: `slipstream-e2e` is the server as a user gets it with just the tables and views;
+`slipstream-e2e-idx` adds `CREATE INDEX ON orders (id)` after loading (PostgreSQL's tables have a
+primary key), so DELETE's reads become index lookups instead of scans of orders.
 
 Client specifics: Slipstream gets COPY (csv) for new rows and `DELETE ... WHERE id IN (...)` for
 old ones (no array parameters yet), split into several statements of at most 5e7 / base-size ids

@@ -27,15 +27,15 @@ from bench.common.workload import generate_base, generate_changes, parse_size, s
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PATHWAY_PYTHON = REPO_ROOT / "bench" / ".venv-pathway" / "bin" / "python"
-SYSTEMS = ("slipstream-e2e", "engine-inproc", "pg-refresh", "pg-triggers", "duckdb-recompute",
+SYSTEMS = ("slipstream-e2e", "slipstream-e2e-idx", "engine-inproc", "pg-refresh", "pg-triggers", "duckdb-recompute",
            "pathway-stream")
 CHILD_TIMEOUT_S = 1500
 
 
 def make_system(name: str):
-    if name == "slipstream-e2e":
+    if name in ("slipstream-e2e", "slipstream-e2e-idx"):
         from bench.peers.slipstream_e2e import SlipstreamE2E
-        return SlipstreamE2E()
+        return SlipstreamE2E(indexed=name.endswith("-idx"))
     if name == "engine-inproc":
         from bench.peers.engine_inproc import EngineInProc
         return EngineInProc()

@@ -32,9 +32,12 @@ IN_LIST_CELLS = 50_000_000
 
 
 class SlipstreamE2E:
-    name = "slipstream-e2e"
+    """`indexed`: also `CREATE INDEX ON orders (id)` after loading (PostgreSQL's peers have a
+    primary key), so the DELETEs' peeks read the index instead of scanning orders."""
 
-    def __init__(self) -> None:
+    def __init__(self, indexed: bool = False) -> None:
+        self.indexed = indexed
+        self.name = "slipstream-e2e-idx" if indexed else "slipstream-e2e"
         self.base_dir = Path(tempfile.mkdtemp(prefix="bench-slipstream-"))
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
@@ -70,6 +73,9 @@ class SlipstreamE2E:
         await pgclient.copy_csv(self.conn, "customers", w.customers())
         await pgclient.copy_csv(self.conn, "orders", w.orders())
         self.in_list_chunk = max(1, IN_LIST_CELLS // max(1, w.n_orders))
+        if self.indexed:
+            await self.conn.execute("CREATE INDEX orders_id_idx ON orders (id)")
+            await self.conn.fetch("SELECT * FROM orders WHERE id = 1")  # index built and readable
 
     async def hydrate(self) -> None:
         await self.conn.execute(f"CREATE MATERIALIZED VIEW v1 AS {V1_SQL}")
