@@ -88,10 +88,12 @@ def consolidate(batch: pa.Table) -> pa.Table:
     if n >= 1 << _POS_BITS:
         return _consolidate_arrow(batch)
     h = _hash_with_time(batch)
-    packed = (h & ~_POS_MASK) | np.arange(n, dtype=np.uint64)
-    packed.sort()
-    idx = (packed & _POS_MASK).astype(np.int64)
-    top = packed >> np.uint64(_POS_BITS)
+    h &= ~_POS_MASK
+    h |= np.arange(n, dtype=np.uint64)
+    h.sort()
+    top = h >> np.uint64(_POS_BITS)
+    h &= _POS_MASK
+    idx = h.view(np.int64)  # positions < 2**24: the same bits as int64, no copy
     new_run = np.empty(n, dtype=bool)
     new_run[0] = True
     np.not_equal(top[1:], top[:-1], out=new_run[1:])
@@ -139,10 +141,8 @@ def _hash_with_time(batch: pa.Table) -> np.ndarray:
             and not name.startswith("__")]
     h = hash_columns(batch, cols)
     if TIME in batch.column_names:
-        t = batch[TIME].to_numpy().view(np.int64)
-        with np.errstate(over="ignore"):
-            h = (h ^ pd.util.hash_array(t, categorize=False)) * _MIX
-            h ^= h >> np.uint64(29)
+        t = batch[TIME].to_numpy()
+        _combine(h, _mix64(_as_uint64_copy(t)))
     return h
 
 
@@ -174,13 +174,18 @@ def advance_times(batch: pa.Table, as_of: int) -> pa.Table:
 
 def _mix64(u: np.ndarray) -> np.ndarray:
     """The splitmix64 finaliser, in place on a uint64 array (bit-identical to the mixing step of
-    pandas' `hash_array` for 64-bit numbers, without its per-call overhead)."""
+    pandas' `hash_array` for 64-bit numbers, without its per-call overhead). One scratch array
+    serves every shift, so a 10M-row column allocates (and page-faults) 80 MB once, not thrice."""
+    tmp = np.empty_like(u)
     with np.errstate(over="ignore"):
-        u ^= u >> np.uint64(30)
+        np.right_shift(u, np.uint64(30), out=tmp)
+        u ^= tmp
         u *= np.uint64(0xBF58476D1CE4E5B9)
-        u ^= u >> np.uint64(27)
+        np.right_shift(u, np.uint64(27), out=tmp)
+        u ^= tmp
         u *= np.uint64(0x94D049BB133111EB)
-        u ^= u >> np.uint64(31)
+        np.right_shift(u, np.uint64(31), out=tmp)
+        u ^= tmp
     return u
 
 
@@ -258,12 +263,18 @@ def hash_columns(batch: pa.Table, columns: Sequence[int]) -> np.ndarray:
     """A deterministic uint64 hash of the given row columns per row (same across processes)."""
     n = batch.num_rows
     h = np.full(n, np.uint64(0x2545F4914F6CDD1D), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for c in columns:
-            h ^= _column_hash(batch.column(c))
-            h *= _MIX
-            h ^= h >> np.uint64(29)
+    for c in columns:
+        _combine(h, _column_hash(batch.column(c)))
     return h
+
+
+def _combine(h: np.ndarray, ch: np.ndarray) -> None:
+    """h = mix(h ^ ch), in place; `ch` is consumed as scratch space."""
+    with np.errstate(over="ignore"):
+        h ^= ch
+        h *= _MIX
+        np.right_shift(h, np.uint64(29), out=ch)
+        h ^= ch
 
 
 def partition(batch: pa.Table, columns: Sequence[int], parts: int) -> list[pa.Table]:
