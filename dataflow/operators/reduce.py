@@ -39,17 +39,47 @@ def _grow(a: np.ndarray, size: int) -> np.ndarray:
     return np.concatenate([a, extra])
 
 
-class _Segments:
-    """The rows of one time sorted by slot, with segment starts for np.add.reduceat."""
+# Steps with at least this many rows (hydration) group by counting over the dense slot numbers
+# (np.bincount, O(n + slots)) instead of sorting the slots (O(n log n)).
+DENSE_MIN_ROWS = 4096
 
-    def __init__(self, slots: np.ndarray) -> None:
+
+class _Segments:
+    """The rows of one time grouped by slot: the touched slots and per-slot sums.
+
+    Small steps sort the slots (segment starts for np.add.reduceat). Big steps over a dense slot
+    range count instead: `np.bincount` finds the touched slots and sums integers exactly while
+    every partial sum stays below 2**53 (float64 weights); the sort is made only if needed."""
+
+    def __init__(self, slots: np.ndarray, size: int | None = None) -> None:
+        self.slots = slots
+        self._order: np.ndarray | None = None
+        self.size = size
+        if size is not None and len(slots) >= DENSE_MIN_ROWS and size <= 2 * len(slots):
+            self.touched = np.flatnonzero(np.bincount(slots, minlength=size))
+        else:
+            self.size = None
+            self._sort()
+
+    def _sort(self) -> None:
         # Any order within a segment will do (sums, one representative row): quicksort is faster.
-        self.order = np.argsort(slots)
-        s = slots[self.order]
+        self._order = np.argsort(self.slots)
+        s = self.slots[self._order]
         self.touched, self.starts = np.unique(s, return_index=True)
 
+    @property
+    def order(self) -> np.ndarray:
+        if self._order is None:
+            self._sort()
+        return self._order
+
     def sum(self, values: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(values[self.order], self.starts) if len(self.starts) else values[:0]
+        if self.size is not None and values.dtype.kind in "iu" and len(values):
+            big = max(-int(values.min()), int(values.max()))
+            if big * len(values) < 2 ** 53:  # every partial sum is exact in float64
+                return np.bincount(self.slots, weights=values, minlength=self.size)[self.touched].astype(np.int64)
+        order = self.order
+        return np.add.reduceat(values[order], self.starts) if len(self.starts) else values[:0]
 
 
 class _Accumulating:
@@ -332,7 +362,7 @@ class ReduceOp(Operator):
             for st in self.states:
                 if isinstance(st, (_Accumulating, _MinMax)):
                     st.grow(self.index.size)
-            seg = _Segments(slots)
+            seg = _Segments(slots, self.index.size)
             touched = seg.touched
             old_cols, old_exists = self._outputs(touched)
             diff = sub[DIFF].to_numpy()
@@ -441,7 +471,7 @@ class ThresholdOp(Operator):
         for time, sub in split_by_time(delta):
             slots = self.index.slots_for(sub.select([sub.column_names[k] for k in self.key]))
             self.counts = _grow(self.counts, self.index.size)
-            seg = _Segments(slots)
+            seg = _Segments(slots, self.index.size)
             t = seg.touched
             before = np.maximum(self.counts[t], 0)
             self.counts[t] += seg.sum(sub[DIFF].to_numpy())

@@ -122,3 +122,30 @@ def test_reduce_small_emit_matches_general_path(general_paths):
     general = _run(steps)
     assert small == general
     assert any(d < 0 for m in small for d in m.values())  # retractions were exercised
+
+
+def _int_reduce_outputs(steps) -> list[dict]:
+    aggs = (AggregateExpr("count_star", None, INT8), AggregateExpr("sum", ColumnRef(1, INT8), NUMERIC),
+            AggregateExpr("count", ColumnRef(1, INT8), INT8))
+    df = Dataflow(Reduce(Get("t", (INT8, INT8)), (0,), aggs), 1, LocalExchange())
+    return [_multiset(df.step({"t": b}, upper)) for b, upper in steps]
+
+
+def test_reduce_dense_counting_matches_sorted_segments(monkeypatch):
+    """Hydration-sized steps group by np.bincount; forced on for every step and off for every
+    step they must agree, including sums past 2**53 (where counting falls back to sorting)."""
+    rng = np.random.default_rng(5)
+    steps, t = [], 1
+    for i in range(4):
+        n = 3000
+        keys = rng.integers(0, 50 if i else 1500, n)
+        vals = rng.integers(-10**6, 10**6, n) if i != 2 else rng.integers(2**58, 2**59, n)
+        b = pa.table({"c0": pa.array(keys, pa.int64()), "c1": pa.array(vals, pa.int64(), mask=rng.random(n) < 0.05),
+                      "time": pa.array(np.full(n, t, np.uint64)),
+                      "diff": pa.array(rng.choice(np.array([-1, 1, 2]), n).astype(np.int64))})
+        steps.append((b, t + 1))
+        t += 1
+    monkeypatch.setattr(reduce_mod, "DENSE_MIN_ROWS", 1)
+    dense = _int_reduce_outputs(steps)
+    monkeypatch.setattr(reduce_mod, "DENSE_MIN_ROWS", 10**9)
+    assert dense == _int_reduce_outputs(steps)
