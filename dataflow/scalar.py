@@ -163,6 +163,8 @@ def _compile_call(expr: Call) -> Evaluator:
     impl = _FUNCS.get(func)
     if impl is None:
         raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} does not exist")
+    if func == "in_list" and len(expr.args) > 1 and all(isinstance(a, Literal) for a in expr.args[1:]):
+        return _compile_in_literals(expr)
     args = [compile_expr(a) for a in expr.args]
     out = expr.type
     fast = _compare_with_literal(expr, args)
@@ -559,6 +561,30 @@ def _round_like(kind: str) -> Callable:
                 v = rescale(rescale(v, s, digits), digits, s)
             return from_unscaled(v, ok, s)
         return pc.round(a, ndigits=digits, round_mode="half_to_even")
+
+    return run
+
+
+def _compile_in_literals(expr: Call) -> Evaluator:
+    """`x IN (literal, ...)` as one hash-set membership test: never a column per literal.
+    SQL semantics: NULL when x is NULL, or when nothing matched and the list holds a NULL."""
+    needle_of = compile_expr(expr.args[0])
+    values = [a.value for a in expr.args[1:] if a.value is not None]
+    has_null = len(values) < len(expr.args) - 1
+    first = next((a for a in expr.args[1:] if a.value is not None), expr.args[1])
+    value_set = _arr(_compile_literal(first)(pa.table({"x": [0]})))[:0]
+    value_set = pa.concat_arrays([value_set, pa.array(values, first.type.arrow)]) if values else value_set
+
+    def run(tbl: pa.Table) -> pa.Array:
+        needle = needle_of(tbl)
+        a, vs = _comparable(needle, value_set)
+        if a.type != needle.type:  # compare in the widened type, e.g. int4 column vs int8 list
+            needle = a
+        found = pc.is_in(needle, value_set=vs, skip_nulls=True)
+        null_mask = pc.is_null(needle)
+        if has_null:
+            null_mask = pc.or_(null_mask, pc.invert(found))
+        return pc.if_else(null_mask, pa.scalar(None, pa.bool_()), found)
 
     return run
 

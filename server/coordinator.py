@@ -59,6 +59,8 @@ class Coordinator:
         self.errors: dict[str, SqlError] = {}  # collections whose dataflow hit an evaluation error
         self._tasks: list[asyncio.Task] = []
         self._sinks: dict[str, asyncio.Task] = {}
+        self._pending_writes: list[tuple[dict[str, pa.Table], asyncio.Future]] = []
+        self._committer: asyncio.Task | None = None
         self.spark = None
 
     # -- start-up -------------------------------------------------------------------------------
@@ -223,8 +225,35 @@ class Coordinator:
         return ts
 
     async def write(self, updates: dict[str, pa.Table]) -> int:
-        async with self.write_lock:
-            return await self.write_locked(updates)
+        """Commit blind writes (INSERT, COPY). Writes that arrive while another commit is on disk
+        are grouped into the next commit, at one timestamp with one append per table: concurrent
+        writers share the cost of the fsync instead of queueing behind each other's."""
+        future = asyncio.get_running_loop().create_future()
+        self._pending_writes.append((updates, future))
+        if self._committer is None or self._committer.done():
+            self._committer = asyncio.ensure_future(self._group_commit())
+        return await future
+
+    async def _group_commit(self) -> None:
+        while self._pending_writes:
+            async with self.write_lock:
+                group, self._pending_writes = self._pending_writes, []
+                merged: dict[str, list[pa.Table]] = {}
+                for updates, _ in group:
+                    for id, batch in updates.items():
+                        merged.setdefault(id, []).append(batch)
+                try:
+                    ts = await self.write_locked({id: concat(b) for id, b in merged.items()})
+                except BaseException as e:
+                    for _, future in group:
+                        if not future.done():
+                            future.set_exception(e)
+                    if isinstance(e, asyncio.CancelledError):
+                        raise
+                    continue
+                for _, future in group:
+                    if not future.done():
+                        future.set_result(ts)
 
     # -- reads ----------------------------------------------------------------------------------
 
