@@ -36,8 +36,8 @@ from dataflow.types import SqlType, arrow_schema
 
 log = logging.getLogger("slipstream.worker")
 
-# A trace keeps at most this many unmerged batches before folding them into one.
-TRACE_MAX_BATCHES = 8
+# A trace merges its two newest batches whenever it holds more than this many.
+TRACE_MAX_BATCHES = 16
 # How much history a trace keeps (ms before its upper): reads AS OF an older time are refused.
 HISTORY_MS = 2000
 
@@ -59,20 +59,25 @@ class CollectionTrace:
             schema = arrow_schema(self.types)
             self.batches.append(batch if batch.schema == schema else batch.cast(schema))
         self.upper = max(self.upper, upper)
+        # Geometric merging (an LSM spine): fold the newest batch into its predecessor while they
+        # are of comparable size, so an update is merged O(log n) times, never O(n) per append.
+        while len(self.batches) >= 2 and self.batches[-2].num_rows <= 2 * self.batches[-1].num_rows:
+            self._merge_last_two()
         if len(self.batches) > TRACE_MAX_BATCHES:
-            self.compact()
+            self._merge_last_two()
 
-    def compact(self) -> None:
+    def _merge_last_two(self) -> None:
         frontier = max(self.upper - 1 - HISTORY_MS, self.compacted_to)
-        merged = consolidate(advance_times(concat(self.batches), frontier)) if self.batches else None
-        self.batches = [merged] if merged is not None and merged.num_rows else []
+        merged = consolidate(advance_times(concat(self.batches[-2:]), frontier))
+        self.batches[-2:] = [merged] if merged.num_rows else []
         self.compacted_to = frontier
 
     def contents_from(self, as_of: int) -> pa.Table:
-        """Every update, times before `as_of` advanced to it: a dataflow's first input."""
+        """Every update, times before `as_of` advanced to it: a dataflow's first input. Not
+        consolidated: the dataflow's operators accept any multiset of updates."""
         if not self.batches:
             return empty_batch(self.types)
-        return consolidate(advance_times(concat(self.batches), as_of))
+        return advance_times(concat(self.batches), as_of)
 
 
 @dataclass
