@@ -133,7 +133,8 @@ class Worker:
         from storage.persist import PersistClient  # imported lazily: only workers with persist need it
 
         if self._persist is None:
-            self._persist = PersistClient.open_local(self.data_dir)
+            # Workers read a shard once, into their traces: caching its parts would hold it twice.
+            self._persist = PersistClient.open_local(self.data_dir, cache_bytes=0)
         shard = self._persist.open_shard(command.id, command.types)
         trace = CollectionTrace(command.types, command.upper)
         # Read exactly the updates before the commanded upper: writes after it reach this worker

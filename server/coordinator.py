@@ -37,6 +37,8 @@ COMPACT_EVERY_TICKS = 30
 MV_SINK_INTERVAL_SECONDS = 1.0
 # Small writes (a few rows) go inline into persist's consensus state: one fsync, not three.
 INLINE_PART_MAX_BYTES = 4096
+# environmentd reads shards only to reconcile views and to compact: a small part cache will do.
+PERSIST_CACHE_BYTES = 32 << 20
 
 
 @dataclass
@@ -72,7 +74,8 @@ class Coordinator:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.catalog = Catalog.open(data_dir / "catalog.sqlite")
         self.storage = StorageController(PersistClient.open_local(data_dir / "persist",
-                                                                 inline_part_max_bytes=INLINE_PART_MAX_BYTES))
+                                                                 inline_part_max_bytes=INLINE_PART_MAX_BYTES,
+                                                                 cache_bytes=PERSIST_CACHE_BYTES))
         catalog = self.catalog
         self.oracle = TimestampOracle(
             load=lambda: int(catalog.get_setting("oracle_high_water") or 0),
