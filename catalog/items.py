@@ -7,7 +7,7 @@ and inlined by the planner; indexes are arrangements maintained by the compute l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 

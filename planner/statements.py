@@ -7,12 +7,12 @@ timestamps and drives storage and compute.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from dataflow.expr import ScalarExpr
 from dataflow.plan import Plan
-from dataflow.types import Column, SqlType
+from dataflow.types import Column
 from catalog.items import ItemKind
 
 

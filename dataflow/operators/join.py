@@ -9,7 +9,6 @@ L(t) ⋈ R(t) even when a step holds many distinct times. NULL keys never match.
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 

@@ -28,7 +28,7 @@ from dataflow.expr import AggregateExpr
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 from dataflow.operators.keyindex import KeyIndex
 from dataflow.scalar import compile_expr, conform
-from dataflow.types import SqlType, TypeKind
+from dataflow.types import TypeKind
 
 
 def _grow(a: np.ndarray, size: int) -> np.ndarray:

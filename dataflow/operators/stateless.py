@@ -15,7 +15,7 @@ from dataflow.expr import ScalarExpr
 from dataflow.operators.base import Operator, Runtime, StepContext
 from dataflow.operators.temporal import TemporalFilter, split_temporal
 from dataflow.scalar import compile_expr, compile_predicate, conform
-from dataflow.types import SqlType, TypeKind
+from dataflow.types import SqlType
 
 
 def _row_cols(batch: pa.Table) -> list:

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from catalog.items import ItemKind
 from dataflow.batch import batch_from_rows, negate
 from dataflow.errors import SqlError, SqlState, unsupported
-from dataflow.plan import Map, Project, output_types
+from dataflow.plan import Map
 from dataflow.types import TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
 from planner.parse import Statement, parse
