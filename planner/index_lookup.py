@@ -8,6 +8,9 @@ the result is the same; the work is proportional to the matches instead of to `x
 Example, with `CREATE INDEX orders_id ON orders (id)` (index u9 on u1, key (0,)):
 
     Filter(Get("u1", T), (id = 42,))  ->  Filter(IndexLookup("u9", T, (0,), ((42,),)), (id = 42,))
+
+A narrowing `Project` between the filter and the Get (column pruning puts one there) is looked
+through: `Filter(Project(Get))` becomes `Filter(Project(IndexLookup))`.
 """
 
 from __future__ import annotations
@@ -48,21 +51,33 @@ def _index_for(catalog: CatalogReader, id: str) -> list[CatalogItem]:
     return catalog.indexes_on(id)
 
 
+def _lookup(get: Get, pinned: dict[int, list], catalog: CatalogReader) -> IndexLookup | None:
+    """An IndexLookup for `get` when an index's key columns are all pinned, else None."""
+    for index in _index_for(catalog, get.id):
+        key = index.index_key
+        if not key or any(k not in pinned for k in key):
+            continue
+        combos = 1
+        for k in key:
+            combos *= len(pinned[k])
+        if combos > MAX_LOOKUP_KEYS:
+            continue
+        keys = tuple(product(*(pinned[k] for k in key)))
+        return IndexLookup(index.id, get.types, key, keys)
+    return None
+
+
 def _rewrite(plan: Plan, catalog: CatalogReader) -> Plan:
     if isinstance(plan, Filter) and isinstance(plan.input, Get):
-        pinned = _pinned_values(plan.predicates)
-        for index in _index_for(catalog, plan.input.id):
-            key = index.index_key
-            if not key or any(k not in pinned for k in key):
-                continue
-            combos = 1
-            for k in key:
-                combos *= len(pinned[k])
-            if combos > MAX_LOOKUP_KEYS:
-                continue
-            keys = tuple(product(*(pinned[k] for k in key)))
-            return replace(plan, input=IndexLookup(index.id, plan.input.types, key, keys))
-        return plan
+        lookup = _lookup(plan.input, _pinned_values(plan.predicates), catalog)
+        return plan if lookup is None else replace(plan, input=lookup)
+    if isinstance(plan, Filter) and isinstance(plan.input, Project) and isinstance(plan.input.input, Get):
+        # Column pruning (planner.rules.prune_columns) narrows the scan below the filter:
+        # `Filter(Project(Get))`; pinned positions are the Project's, so map them to the Get's.
+        cols = plan.input.columns
+        pinned = {cols[c]: v for c, v in _pinned_values(plan.predicates).items()}
+        lookup = _lookup(plan.input.input, pinned, catalog)
+        return plan if lookup is None else replace(plan, input=replace(plan.input, input=lookup))
     if isinstance(plan, (Map, Project, Filter)):
         return replace(plan, input=_rewrite(plan.input, catalog))
     return plan

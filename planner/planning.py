@@ -27,6 +27,7 @@ from planner.lower_ddl import (plan_create_index, plan_create_table, plan_create
 from planner.lower_dml import plan_delete, plan_insert, plan_update
 from planner.lower_select import _project_exprs, plan_catalog_item, plan_query
 from planner.parse import Statement
+from planner.rules import optimize, optimize_statement
 from planner.scalar import ScalarLowerer, coerce
 from planner.scope import Scope
 from planner.show import show_columns
@@ -150,12 +151,13 @@ def _explain(ast: m.Explain, ctx: PlanContext) -> ExplainPlan:
         if item.kind.value != ast.target_kind:
             raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {ast.target_kind}')
         q = plan_query(parse_query(item.definition), ctx, top=False)
-        return ExplainPlan(render_plan(q.plan))
+        return ExplainPlan(render_plan(optimize(q.plan)))
     if isinstance(ast.inner, m.CreateView):
         q = plan_query(ast.inner.query, ctx, top=False)
-        return ExplainPlan(render_plan(q.plan))
+        return ExplainPlan(render_plan(optimize(q.plan)))
+    # EXPLAIN shows the plan that would run: the rules applied, as plan_statement applies them.
     p = _select(ast.inner, ctx)
-    return ExplainPlan(render_select(p.plan, p.finishing))
+    return ExplainPlan(render_select(optimize(p.plan), p.finishing))
 
 
 def _show(ast: m.Show, ctx: PlanContext) -> ShowPlan:
@@ -250,7 +252,8 @@ def plan_statement(catalog: CatalogReader, stmt: Statement, *, params: list[Any]
                                    for t in (param_types or [])]
     types += [None] * (len(values) - len(types))
     ctx = PlanContext(catalog, Params(values, types), tuple(search_path), database)
-    return plan_in_context(stmt, ctx)
+    # The one place relational plans leave the planner: the rewrite rules run here.
+    return optimize_statement(plan_in_context(stmt, ctx))
 
 
 SUBSCRIBE_PREFIX_TIMESTAMP = Column("mz_timestamp", NUMERIC, False)

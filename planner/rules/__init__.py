@@ -1,0 +1,38 @@
+"""Plan-rewrite rules applied to every relational plan the planner hands out.
+
+Each rule is one module with one job; `optimize` runs them in order. `optimize_statement` is
+the single place where statement plans leave the planner through it (`planner.plan_statement`).
+
+    plan = optimize(Reduce(Join(Get(orders), Get(customers), ...), ...))   # narrower inputs, same output
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dataflow.plan import Plan
+from planner.rules.prune_columns import prune_columns
+from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeletePlan, InsertPlan,
+                                SelectPlan, StatementPlan, SubscribePlan, UpdatePlan)
+
+
+def optimize(plan: Plan) -> Plan:
+    """Every rule, in order, over one relational plan. The output columns never change."""
+    return prune_columns(plan)
+
+
+def optimize_statement(stmt: StatementPlan) -> StatementPlan:
+    """The statement with each relational plan it carries optimized. UPDATE/DELETE selections
+    keep every table column because a plan's output is never changed, only its insides."""
+    if isinstance(stmt, (SelectPlan, SubscribePlan, CreateViewPlan)):
+        return replace(stmt, plan=optimize(stmt.plan))
+    if isinstance(stmt, InsertPlan) and stmt.source is not None:
+        return replace(stmt, source=optimize(stmt.source))
+    if isinstance(stmt, (UpdatePlan, DeletePlan)):
+        return replace(stmt, selection=optimize(stmt.selection))
+    if isinstance(stmt, (DeclarePlan, CopyToPlan)):
+        return replace(stmt, inner=optimize_statement(stmt.inner))
+    return stmt
+
+
+__all__ = ["optimize", "optimize_statement", "prune_columns"]
