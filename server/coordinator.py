@@ -62,6 +62,7 @@ class Coordinator:
         self._tasks: list[asyncio.Task] = []
         self._sinks: dict[str, asyncio.Task] = {}
         self._pending_writes: list[tuple[dict[str, pa.Table], asyncio.Future]] = []
+        self.last_write: dict[str, int] = {}  # table id -> timestamp of its latest data write
         self._committer: asyncio.Task | None = None
         self.spark = None
 
@@ -223,6 +224,7 @@ class Coordinator:
                 timed[id] = batch
         for id, batch in timed.items():
             await asyncio.to_thread(self.storage.append, id, batch, ts + 1)
+            self.last_write[id] = ts
         self.compute.advance(timed, self.table_ids(), ts + 1)
         self.oracle.applied(ts)
         return ts

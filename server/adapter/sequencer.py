@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.items import ItemKind
-from dataflow.batch import batch_from_rows, negate
+from dataflow.batch import batch_from_rows, concat, negate
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.plan import Map
 from dataflow.types import TEXT, Column, arrow_schema
@@ -300,9 +300,10 @@ class SlipstreamAdapter:
         async with self.coord.write_lock:
             updates: dict[str, list[pa.Table]] = {}
             for w in writes:
-                batch = w.updates if w.plan is None else await self._changes_of(w.plan)
+                stale = w.plan is not None and self.coord.last_write.get(w.table_id, 0) > w.read_ts
+                batch = await self._changes_of(w.plan) if stale else w.updates
                 updates.setdefault(w.table_id, []).append(batch)
-            await self.coord.write_locked({id: pa.concat_tables(b) for id, b in updates.items()})
+            await self.coord.write_locked({id: concat(b) for id, b in updates.items()})
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -343,16 +344,17 @@ class SlipstreamAdapter:
             await self._commit_or_buffer(state, item.id, batch)
         return CommandComplete(f"INSERT 0 {count}")
 
-    async def _changes_of(self, plan) -> pa.Table:
-        """The updates an UPDATE or DELETE makes, read at the latest time (caller holds the lock)."""
+    async def _changes_of(self, plan, ts: int | None = None) -> pa.Table:
+        """The updates an UPDATE or DELETE makes, read at `ts` (default: the latest time; then the
+        caller holds the write lock)."""
         item = self._table(plan.table_id)
         types = [c.type for c in item.columns]
         schema = arrow_schema(types)
         n = len(types)
         if isinstance(plan, DeletePlan):
-            old = await self.coord.peek(plan.selection)
+            old = await self.coord.peek(plan.selection, ts)
             return negate(old)
-        both = await self.coord.peek(Map(plan.selection, plan.assignments))
+        both = await self.coord.peek(Map(plan.selection, plan.assignments), ts)
         time, diff = both.column("time"), both.column("diff")
         old = pa.Table.from_arrays([both.column(i) for i in range(n)] + [time, pc.negate(diff)], schema=schema)
         new = pa.Table.from_arrays([both.column(n + i) for i in range(n)] + [time, diff], schema=schema)
@@ -361,10 +363,13 @@ class SlipstreamAdapter:
 
     async def _update_or_delete(self, state: SessionState, table_id: str, plan, verb: str) -> Outcome:
         if state.in_block:
-            matched = await self.coord.peek(plan.selection)
-            count = int(pc.sum(matched.column("diff")).as_py() or 0)
-            state.writes.append(PendingWrite(table_id, None, plan))
-            return CommandComplete(f"{verb} {count}")
+            # Compute the changes now (for the row count); COMMIT reuses them unless the table
+            # was written in between, in which case it evaluates the statement again.
+            read_ts = self.coord.read_ts()
+            changes = await self._changes_of(plan, read_ts)
+            count = int(pc.sum(pc.abs(changes.column("diff"))).as_py() or 0)
+            state.writes.append(PendingWrite(table_id, changes, plan, read_ts))
+            return CommandComplete(f"{verb} {count // 2 if verb == 'UPDATE' else count}")
         async with self.coord.write_lock:
             changes = await self._changes_of(plan)
             diffs = changes.column("diff")

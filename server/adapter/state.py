@@ -30,12 +30,14 @@ class Cursor:
 
 @dataclass
 class PendingWrite:
-    """A write inside an explicit transaction, applied at COMMIT: literal updates, or an
-    UPDATE/DELETE plan re-evaluated at commit time."""
+    """A write inside an explicit transaction, applied at COMMIT: literal updates, or the
+    changes of an UPDATE/DELETE `plan` as read at `read_ts` (re-evaluated at COMMIT if the table
+    was written after that)."""
 
     table_id: str
     updates: pa.Table | None = None
     plan: Any = None
+    read_ts: int = 0
 
 
 @dataclass
