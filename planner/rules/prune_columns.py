@@ -3,8 +3,8 @@
 Demand flows from the root down. The root demands all of its columns (the plan's output never
 changes); every node works out which of its input's columns it needs to produce what is demanded
 of it, and the inputs are narrowed to those. Narrowing `Project`s go directly above the leaves
-(Get, IndexLookup) and directly below the inputs of Join, TopK and Union_, the operators that
-copy or keep whole rows; ColumnRefs, join keys, group keys and order-by columns are renumbered.
+(Get, IndexLookup) and directly below the inputs of Join and Union_, the operators that copy
+or keep whole rows; ColumnRefs, join keys and group keys are renumbered.
 
 Example, V1 over orders(id, customer_id, amount, status) and customers(id, region):
 
@@ -31,11 +31,11 @@ What each node demands of its input, given the set D demanded of it:
   Join       D split into left and right, plus each side's key
   Reduce     its group key plus the args of the demanded aggregates; undemanded aggregates
              are dropped, group keys always stay (they define the groups)
-  TopK       D plus its group key and order-by columns
   Union_     D of every input (each narrowed to exactly D so the inputs line up)
   Negate     D
-  Distinct, Threshold, ArrangeBy and any node not listed: everything (their results depend on
-             whole rows, or an index keeps every column)
+  Distinct, Threshold, TopK, ArrangeBy and any node not listed: everything (their results
+             depend on whole rows: TopK breaks ties between equal sort keys by the whole row; an
+             index keeps every column)
 
 Dropping an undemanded Map expr or aggregate also drops the errors it could raise, as
 PostgreSQL does for unused subquery outputs.
@@ -188,14 +188,6 @@ class _Pruner:
         if isinstance(plan, Reduce):
             return self._reduce(plan, demanded)
 
-        if isinstance(plan, TopK):
-            need = set(demanded) | set(plan.group_key) | {c for c, _, _ in plan.order_by}
-            inner, kept = self._side(plan.input, need)
-            pos = _positions(kept)
-            new = replace(plan, input=inner, group_key=tuple(pos[k] for k in plan.group_key),
-                          order_by=tuple((pos[c], desc, nulls_last) for c, desc, nulls_last in plan.order_by))
-            return new, kept
-
         if isinstance(plan, Union_):
             sides = [self._side(i, set(demanded)) for i in plan.inputs]
             return Union_(tuple(p for p, _ in sides)), tuple(sorted(demanded))
@@ -204,8 +196,11 @@ class _Pruner:
             inner, kept = self.prune(plan.input, demanded)
             return Negate(inner), kept
 
-        if isinstance(plan, (Distinct, Threshold, ArrangeBy)):
-            # Multiplicities (and an index's rows) depend on every column.
+        if isinstance(plan, (Distinct, Threshold, ArrangeBy, TopK)):
+            # Multiplicities (and an index's rows) depend on every column. TopK breaks ties in
+            # its order by the whole row, so narrowing its input would change which of equal
+            # rows a LIMIT keeps, and two uses of one subquery (a CTE joined with itself) pruned
+            # differently would disagree about which rows it holds.
             inner, _ = self._side(plan.input, set(range(width)))
             return replace(plan, input=inner), everything
 

@@ -119,6 +119,13 @@ def test_root_output_and_update_delete_selection_keep_every_column(cat):
         assert output_types(pruned(cat, sql).plan) == output_types(unpruned(cat, sql).plan), sql
 
 
+def test_topk_keeps_every_column_of_its_input(cat):
+    # TopK breaks ties by the whole row; narrowing it would change which equal rows it keeps.
+    p = pruned(cat, "SELECT customer_id FROM (SELECT * FROM orders ORDER BY amount LIMIT 3) t")
+    topk = p.plan.input
+    assert isinstance(topk, TopK) and output_types(topk) == ORDERS
+
+
 def test_arrange_by_keeps_every_column():
     t = (INT8, INT8, TEXT)
     plan = Project(ArrangeBy(Get("t", t), (0,)), (1,))
@@ -176,6 +183,9 @@ QUERIES = [
     "SELECT status FROM orders INTERSECT SELECT region FROM customers",
     "SELECT customer_id, amount FROM (SELECT * FROM orders ORDER BY amount DESC, id LIMIT 5) t",
     "SELECT count(*), sum(amount) FROM (SELECT id, amount FROM orders ORDER BY status, id LIMIT 4 OFFSET 1) s",
+    # ties in the sort key: which equal rows a LIMIT keeps must not change
+    "SELECT customer_id FROM (SELECT * FROM orders ORDER BY amount / 20 LIMIT 3) t",
+    "WITH t AS (SELECT * FROM orders ORDER BY status LIMIT 2) SELECT a.id, b.amount FROM t a, t b",
     "SELECT amount * 2 + 1, upper(status) FROM orders WHERE customer_id > 1",
     "SELECT x + 1 FROM (SELECT amount * 2 AS x, id * 3 AS y, status || 'z' AS s FROM orders) t WHERE y > 3",
     "SELECT CASE WHEN amount > 50 THEN 'big' ELSE status END FROM orders",
