@@ -53,8 +53,14 @@ class CollectionTrace:
     batches: list[pa.Table] = field(default_factory=list)
     compacted_to: int = 0
     error: SqlError | None = None
+    # For an index's output: the index's own arrangement holds the updates, so the trace keeps
+    # only the frontier and reads contents from it instead of holding a second copy.
+    arranged: Callable[[], pa.Table] | None = None
 
     def append(self, batch: pa.Table | None, upper: int) -> None:
+        if self.arranged is not None:
+            self.upper = max(self.upper, upper)
+            return
         if batch is not None and batch.num_rows:
             schema = arrow_schema(self.types)
             self.batches.append(batch if batch.schema == schema else batch.cast(schema))
@@ -75,6 +81,9 @@ class CollectionTrace:
     def contents_from(self, as_of: int) -> pa.Table:
         """Every update, times before `as_of` advanced to it: a dataflow's first input. Not
         consolidated: the dataflow's operators accept any multiset of updates."""
+        if self.arranged is not None:
+            updates = self.arranged()
+            return advance_times(updates, as_of) if updates.num_rows else empty_batch(self.types)
         if not self.batches:
             return empty_batch(self.types)
         return advance_times(concat(self.batches), as_of)
@@ -276,6 +285,9 @@ class Worker:
             if trace is None:
                 trace = self.collections[command.id] = CollectionTrace(output_types(command.plan), 0)
                 trace.compacted_to = command.as_of
+                arrangement = running.dataflow.arrangement()
+                if sink == "index" and arrangement is not None:
+                    trace.arranged = arrangement.updates
             if errors:
                 trace.error = errors[0]
             trace.append(output, target)
