@@ -55,9 +55,11 @@ class SlipstreamAdapter:
 
     async def startup(self, session: Session) -> None:
         _state(session)
+        # psql and most drivers default the database to the user name; as in Materialize, an
+        # unknown database does not refuse the connection: objects live in "slipstream".
         if session.database and session.database != "slipstream":
-            raise SqlError("3D000", f'database "{session.database}" does not exist',
-                           hint='The default database is "slipstream".')
+            session.pending_notices.append(
+                ("00000", f'session database "{session.database}" does not exist; using "slipstream"'))
 
     async def close_session(self, session: Session) -> None:
         state = _state(session)

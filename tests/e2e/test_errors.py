@@ -69,3 +69,17 @@ def test_error_inside_transaction_block_then_rollback(slipstream, unique_prefix)
             conn.execute("SELECT 1")
         conn.execute("ROLLBACK")
         assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_unknown_database_connects_with_a_notice(slipstream):
+    """psql defaults the database to the user name: the connection is accepted with a notice and
+    objects resolve in the "slipstream" database."""
+    import subprocess
+
+    from tests.support.clients import psql_argv
+
+    argv = psql_argv(slipstream, "-c", "SELECT 41 + 1", user="someone", database="someone")
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "42"
+    assert 'session database "someone" does not exist' in result.stderr
