@@ -3,8 +3,8 @@
 It owns the catalog, the timestamp oracle, and the storage and compute controllers. Table writes
 take a write timestamp from the oracle, become durable in persist, then flow to the compute replica;
 every write (and a tick each second) advances *all* tables' uppers together, so a read at the
-oracle's read timestamp can always complete. Materialized views' dataflow output is written back to
-persist by a sink task per view and fed to the replica as a collection other queries read.
+oracle's read timestamp can always complete. A materialized view's output stays in the replica as
+a collection other queries read; a sink task per view also makes it durable in persist.
 
 The adapter (`server.adapter`) turns SQL into calls on this class.
 """
