@@ -180,8 +180,8 @@ Systems: `slipstream-e2e` is the server as a user gets it with just the tables a
 primary key), so DELETE's reads become index lookups instead of scans of orders.
 
 Client specifics: Slipstream gets COPY (csv) for new rows and `DELETE ... WHERE id IN (...)` for
-old ones (no array parameters yet), split into several statements of at most 5e7 / base-size ids
-inside the one transaction (see the IN-list hot spot below); PostgreSQL gets COPY and
+old ones (no array parameters yet), in statements of at most 5 000 ids inside the batch's one
+transaction; PostgreSQL gets COPY and
 `DELETE ... WHERE id = ANY($1)`; DuckDB and Pathway get Arrow tables / rows directly.
 
 ![latency](../{rel}/latency.png)

@@ -22,13 +22,10 @@ from bench.common.workload import CUSTOMERS_DDL, ORDERS_DDL, V1_SQL, V2_SQL, Cha
 from bench.peers import pgclient
 from tests.support.ports import free_port
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT_S = 180
-# The server evaluates `id IN (v1, ..., vk)` as k full-column comparisons held at once
-# (dataflow/scalar.py _in_list), i.e. O(k x rows) memory: 4 000 ids against 1M orders took a
-# worker to 11 GB and the OOM killer. Deletes are therefore sent as several DELETE statements
-# (same transaction, so still one timestamp) with k x rows <= this budget.
-IN_LIST_CELLS = 50_000_000
+# Ids per DELETE ... WHERE id IN (...) statement. `x IN (literals)` is one hash-set test in the
+# engine, so the list length only costs parsing (~5 ms per 1 000 ids); a batch's deletes go in
+# statements of this many ids, all inside the batch's one transaction (one timestamp).
+IN_LIST_IDS = 5_000
 
 
 class SlipstreamE2E:
@@ -72,7 +69,7 @@ class SlipstreamE2E:
         await self.conn.execute(ORDERS_DDL)
         await pgclient.copy_csv(self.conn, "customers", w.customers())
         await pgclient.copy_csv(self.conn, "orders", w.orders())
-        self.in_list_chunk = max(1, IN_LIST_CELLS // max(1, w.n_orders))
+        self.in_list_chunk = IN_LIST_IDS
         if self.indexed:
             await self.conn.execute("CREATE INDEX orders_id_idx ON orders (id)")
             await self.conn.fetch("SELECT * FROM orders WHERE id = 1")  # index built and readable
