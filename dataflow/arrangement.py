@@ -8,6 +8,12 @@ times to `since` and consolidating, so cancelled updates disappear. A probe find
 binary search on the sorted hashes (`numpy.searchsorted`), so work follows the probe, not the
 state.
 
+Small inserts (<= SMALL_BATCH rows, e.g. one changed row) skip the sort/merge machinery: they
+are consolidated and appended to a *pending* run, unsorted, with their key
+hashes cached beside them. A probe compares its hashes with the pending hashes directly (a tiny
+NumPy outer comparison); once the pending run reaches SMALL_BATCH rows it is built into a spine
+batch like any other insert. Readers see pending rows exactly like spine rows.
+
 >>> from dataflow.types import INT8, TEXT
 >>> from dataflow.batch import batch_from_rows, rows_of
 >>> a = Arrangement(key=(0,))
@@ -91,13 +97,19 @@ class Arrangement:
         self.since = since
         self.spine: list[_SpineBatch] = []
         self.schema: pa.Schema | None = None
+        # Recent small inserts, not yet in the spine: tables (with HASH) and their key hashes.
+        self._pending: list[pa.Table] = []
+        self._pending_h: np.ndarray = np.zeros(0, np.uint64)
+        self._pending_table: pa.Table | None = None  # concatenation of _pending, built lazily
 
     def __len__(self) -> int:
-        return sum(len(b) for b in self.spine)
+        return sum(len(b) for b in self.spine) + len(self._pending_h)
 
     # -- writing ------------------------------------------------------------------------------
 
-    def insert(self, batch: pa.Table) -> None:
+    def insert(self, batch: pa.Table, hashes: np.ndarray | None = None) -> None:
+        """Add updates; `hashes` (optional) are `hash_columns(batch, self.key)` if the caller
+        already has them."""
         if batch.num_rows == 0:
             return
         batch = with_names(batch)
@@ -105,9 +117,41 @@ class Arrangement:
             self.schema = batch.schema
         elif batch.schema != self.schema:
             batch = batch.cast(self.schema)
-        h = hash_columns(batch, self.key)
-        table = batch.append_column(HASH, pa.array(h))
+        h = hash_columns(batch, self.key) if hashes is None else hashes
+        table = batch.append_column(HASH, pa.array(h, pa.uint64()))
+        if batch.num_rows <= SMALL_BATCH:
+            # Consolidated on entry, as every spine batch is (a tiny batch: cheap).
+            built = consolidate(advance_times(table, self.since) if self.since else table)
+            if built.num_rows == 0:
+                return
+            if built is not table:
+                table, h = built, built[HASH].to_numpy()
+            self._pending.append(table)
+            self._pending_h = np.concatenate([self._pending_h, h]) if len(self._pending_h) else h
+            self._pending_table = None
+            if len(self._pending_h) >= SMALL_BATCH:
+                self._flush_pending()
+            return
         self._push(self._build(table))
+
+    def pending_rows(self) -> int:
+        """How many updates wait in the pending run (not yet in the spine)."""
+        return len(self._pending_h)
+
+    def _pending_rows(self) -> pa.Table | None:
+        if not self._pending:
+            return None
+        if self._pending_table is None:
+            t = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+            self._pending = [t]
+            self._pending_table = t
+        return self._pending_table
+
+    def _flush_pending(self) -> None:
+        t = self._pending_rows()
+        self._pending, self._pending_h, self._pending_table = [], np.zeros(0, np.uint64), None
+        if t is not None:
+            self._push(self._build(t))
 
     def _build(self, table: pa.Table) -> _SpineBatch | None:
         table = advance_times(table, self.since) if self.since else table
@@ -136,6 +180,7 @@ class Arrangement:
 
     def compact_now(self) -> None:
         """Merge the whole spine into one consolidated batch at the current `since`."""
+        self._flush_pending()
         if len(self.spine) > 1 or (self.spine and self.since):
             merged = self._build(pa.concat_tables([b.table for b in self.spine]))
             self.spine = [merged] if merged is not None else []
@@ -154,13 +199,14 @@ class Arrangement:
             return pa.table({TIME: pa.array([], pa.uint64()), DIFF: pa.array([], pa.int64())})
         return self.schema.empty_table()
 
-    def matches(self, probe: pa.Table, probe_key: Sequence[int], nulls_equal: bool = True
-                ) -> tuple[np.ndarray, pa.Table]:
+    def matches(self, probe: pa.Table, probe_key: Sequence[int], nulls_equal: bool = True,
+                probe_hashes: np.ndarray | None = None) -> tuple[np.ndarray, pa.Table]:
         """Every stored update whose key equals a probe row's key: (probe row index per match,
-        the matched updates). Times are read as of `since`."""
-        if probe.num_rows == 0 or not self.spine:
+        the matched updates). Times are read as of `since`. `probe_hashes` (optional) are
+        `hash_columns(probe, probe_key)` if the caller already has them."""
+        if probe.num_rows == 0 or not (self.spine or self._pending):
             return np.zeros(0, np.int64), self.empty()
-        ph = hash_columns(probe, probe_key)
+        ph = hash_columns(probe, probe_key) if probe_hashes is None else probe_hashes
         # Binary search with sorted needles walks the big array in order (cache friendly).
         porder = np.argsort(ph) if len(ph) > 1 else np.zeros(len(ph), np.int64)
         sph = ph[porder]
@@ -173,6 +219,12 @@ class Arrangement:
             if len(pi):
                 probe_idx.append(pi)
                 found.append(b.table.take(pa.array(pos)))
+        if self._pending:
+            # The pending run is tiny: compare every probe hash with every pending hash.
+            pi, pos = np.nonzero(ph[:, None] == self._pending_h[None, :])
+            if len(pi):
+                probe_idx.append(pi)
+                found.append(self._pending_rows().take(pa.array(pos)))
         if not found:
             return np.zeros(0, np.int64), self.empty()
         pidx = np.concatenate(probe_idx)
@@ -200,7 +252,8 @@ class Arrangement:
 
     def updates(self) -> pa.Table:
         """Every stored update (times read as of `since`), unconsolidated across batches."""
-        return self._finish([b.table for b in self.spine])
+        pending = self._pending_rows()
+        return self._finish([b.table for b in self.spine] + ([pending] if pending is not None else []))
 
     def snapshot(self, as_of: int) -> pa.Table:
         """The collection's contents at `as_of`, consolidated, all at time `as_of`."""

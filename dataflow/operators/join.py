@@ -9,11 +9,12 @@ L(t) ⋈ R(t) even when a step holds many distinct times. NULL keys never match.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from dataflow.arrangement import Arrangement
-from dataflow.batch import DIFF, TIME, make_batch
+from dataflow.batch import DIFF, TIME, hash_columns, make_batch
 from dataflow.operators.base import Operator, Runtime, StepContext
 
 
@@ -29,10 +30,10 @@ def _drop_null_keys(b: pa.Table, key: tuple[int, ...]) -> pa.Table:
     return b if mask is None else b.filter(mask)
 
 
-def join_delta(delta: pa.Table, delta_key: tuple[int, ...], trace: Arrangement, delta_is_left: bool
-               ) -> pa.Table | None:
+def join_delta(delta: pa.Table, delta_key: tuple[int, ...], trace: Arrangement, delta_is_left: bool,
+               delta_hashes: np.ndarray | None = None) -> pa.Table | None:
     """delta ⋈ trace, columns ordered left ++ right."""
-    pidx, matched = trace.matches(delta, delta_key, nulls_equal=False)
+    pidx, matched = trace.matches(delta, delta_key, nulls_equal=False, probe_hashes=delta_hashes)
     if len(pidx) == 0:
         return None
     d = delta.take(pa.array(pidx))
@@ -62,12 +63,15 @@ class JoinOp(Operator):
     def _apply(self, dl: pa.Table, dr: pa.Table, upper: int) -> pa.Table:
         dl, dr = _drop_null_keys(dl, self.lk), _drop_null_keys(dr, self.rk)
         parts = []
+        # The delta's key hash serves both the probe of the other side and its own insert.
         if dl.num_rows:
-            parts.append(join_delta(dl, self.lk, self.rtrace, True))
-            self.ltrace.insert(dl)
+            h = hash_columns(dl, self.lk)
+            parts.append(join_delta(dl, self.lk, self.rtrace, True, h))
+            self.ltrace.insert(dl, h)
         if dr.num_rows:
-            parts.append(join_delta(dr, self.rk, self.ltrace, False))
-            self.rtrace.insert(dr)
+            h = hash_columns(dr, self.rk)
+            parts.append(join_delta(dr, self.rk, self.ltrace, False, h))
+            self.rtrace.insert(dr, h)
         # Later deltas have times >= upper, so older times may be read as `upper`: max() with a
         # future time is unchanged, and merged batches consolidate.
         self.ltrace.compact(upper)
