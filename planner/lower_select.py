@@ -159,10 +159,12 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
 
 
 def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
-    """FROM + JOINs + WHERE: a left-deep join with equi-keys and pushed-down filters."""
+    """FROM + JOINs + WHERE: a left-deep join with equi-keys and pushed-down filters. An outer
+    join first closes the group of inner-joined items to its left (with the conditions that can
+    already be applied there) and then becomes one item of the next group."""
     from_ = sel.args.get("from_")
     where = sel.args.get("where")
-    conditions: list[exp.Expression] = list(_conjuncts(where.this if where is not None else None))
+    pending: list[exp.Expression] = list(_conjuncts(where.this if where is not None else None))
     if from_ is None:
         items = [_Item(Constant(((),), ()), Scope())]
     else:
@@ -171,11 +173,17 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
     for j in sel.args.get("joins") or []:
         side = (j.side or "").upper()
         kind = (j.kind or "").upper()
-        if side in ("LEFT", "RIGHT", "FULL"):
-            raise unsupported(f"{side} JOIN")
-        if kind in ("OUTER", "SEMI", "ANTI") or j.args.get("method"):
+        if kind in ("SEMI", "ANTI") or j.args.get("method"):
             raise unsupported(f"{(j.args.get('method') or kind)} JOIN")
         item = _plan_from_item(j.this, ctx)
+        if side in ("LEFT", "RIGHT", "FULL"):
+            if j.args.get("using"):
+                raise unsupported(f"{side} JOIN ... USING")
+            left = _close_group(items, pending, using_pairs, ctx, final=False)
+            items, using_pairs = [_outer_join(left, item, side, j.args.get("on"), ctx)], []
+            continue
+        if kind == "OUTER":
+            raise unsupported("OUTER JOIN without LEFT, RIGHT or FULL")
         if j.args.get("using"):
             left_scope = Scope([c for it in items for c in it.scope.columns])
             base = len(left_scope.columns)
@@ -187,19 +195,93 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
                 using_pairs.append((li, base + ri))
                 hidden[ri] = ScopeColumn(hidden[ri].table, name, hidden[ri].type, using_hidden=True)
             item = _Item(item.plan, Scope(hidden))
-        conditions.extend(_conjuncts(j.args.get("on")))
+        pending.extend(_conjuncts(j.args.get("on")))
         items.append(item)
+    return _close_group(items, pending, using_pairs, ctx, final=True)
+
+
+def _close_group(items: list[_Item], pending: list[exp.Expression], using_pairs: list[tuple[int, int]],
+                 ctx: PlanContext, final: bool) -> _Item:
+    """Inner-join `items` with every pending condition that refers only to them (all of them when
+    `final`); the conditions used are removed from `pending`."""
     scope = Scope([c for it in items for c in it.scope.columns])
     lowerer = ScalarLowerer(scope, ctx, clause="WHERE")
     preds: list[ScalarExpr] = []
-    for cond in conditions:
+    for cond in list(pending):
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
-        preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "WHERE")))
+        try:
+            lowered = lowerer.lower(cond)
+        except SqlError as e:
+            # Not final: the condition names a table joined later; apply it there.
+            if final or e.sqlstate not in (SqlState.UNDEFINED_COLUMN, SqlState.UNDEFINED_TABLE):
+                raise
+            continue
+        preds.extend(_split_scalar(to_bool(lowered, ctx, "WHERE")))
+        pending.remove(cond)
     for li, ri in using_pairs:
         preds.append(lowerer.compare("eq", "=", ColumnRef(li, scope.columns[li].type),
                                      ColumnRef(ri, scope.columns[ri].type)))
     return _Item(_join(items, preds), scope)
+
+
+def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None, ctx: PlanContext) -> _Item:
+    """LEFT / RIGHT / FULL JOIN ... ON, lowered to inner joins, a semijoin and NULL padding:
+
+        L LEFT JOIN R ON l.k = r.k AND <left-only> AND <right-only>
+          = (Lm JOIN Rm) UNION ALL ((L EXCEPT ALL (Lm SEMIJOIN Rm)) padded with NULLs)
+
+    where Lm, Rm are L and R filtered by the conditions on their own columns (a left row failing
+    its condition still appears, padded), and the semijoin joins Lm with the DISTINCT keys of Rm,
+    so a left row keeps its own multiplicity. NULL keys never match, as in SQL. Conditions that
+    compare the two sides other than by equality are not supported yet."""
+    scope = left.scope + right.scope
+    n_left, n_right = len(left.scope.columns), len(right.scope.columns)
+    lowerer = ScalarLowerer(scope, ctx, clause="JOIN/ON")
+    preds: list[ScalarExpr] = []
+    for cond in _conjuncts(on):
+        if contains_aggregate(cond):
+            raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in JOIN conditions")
+        preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "JOIN/ON")))
+    lkeys, rkeys, lconds, rconds = [], [], [], []
+    for p in preds:
+        cols = columns_used(p)
+        if isinstance(p, Call) and p.func == "eq" and all(isinstance(a, ColumnRef) for a in p.args):
+            a, b = p.args[0].index, p.args[1].index
+            if a >= n_left:
+                a, b = b, a
+            if a < n_left <= b and p.args[0].type == p.args[1].type:
+                lkeys.append(a)
+                rkeys.append(b - n_left)
+                continue
+        if all(c < n_left for c in cols):
+            lconds.append(p)
+        elif all(c >= n_left for c in cols):
+            rconds.append(shift(p, -n_left))
+        else:
+            raise unsupported(f"{side} JOIN with a condition comparing both sides other than by equality")
+    lm = Filter(left.plan, tuple(lconds)) if lconds else left.plan
+    rm = Filter(right.plan, tuple(rconds)) if rconds else right.plan
+    lkey, rkey = tuple(lkeys), tuple(rkeys)
+    inner = Join(lm, rm, lkey, rkey)
+    left_types = tuple(c.type for c in left.scope.columns)
+    right_types = tuple(c.type for c in right.scope.columns)
+
+    def unmatched(rows: Plan, eligible: Plan, own_key: tuple[int, ...], other: Plan,
+                  other_key: tuple[int, ...], width: int) -> Plan:
+        keys = Distinct(Project(other, other_key))
+        matched = Project(Join(eligible, keys, own_key, tuple(range(len(other_key)))), tuple(range(width)))
+        return Union_((rows, Negate(matched)))
+
+    parts: list[Plan] = [inner]
+    if side in ("LEFT", "FULL"):
+        rest = unmatched(left.plan, lm, lkey, rm, rkey, n_left)
+        parts.append(Map(rest, tuple(Literal(None, t) for t in right_types)))
+    if side in ("RIGHT", "FULL"):
+        rest = unmatched(right.plan, rm, rkey, lm, lkey, n_right)
+        padded = Map(rest, tuple(Literal(None, t) for t in left_types))
+        parts.append(Project(padded, tuple(range(n_right, n_right + n_left)) + tuple(range(n_right))))
+    return _Item(Union_(tuple(parts)), scope)
 
 
 def shift(e: ScalarExpr, delta: int) -> ScalarExpr:

@@ -41,6 +41,19 @@ QUERIES = [
     "SELECT id FROM orders WHERE status LIKE 'p%' OR status IS NULL",
     "SELECT * FROM (SELECT id FROM orders ORDER BY id DESC LIMIT 2) s",
     "SELECT 1 + 2, 'x', NULL::int",
+    # Outer joins (lowered to inner joins, a semijoin and NULL padding).
+    "SELECT o.id, c.region FROM orders o LEFT JOIN customers c ON o.customer_id = c.id",
+    "SELECT c.id, o.id FROM customers c LEFT JOIN orders o ON o.customer_id = c.id AND o.status = 'paid'",
+    "SELECT c.id, count(o.id), sum(o.amount) FROM customers c LEFT JOIN orders o ON o.customer_id = c.id "
+    "GROUP BY c.id",
+    "SELECT o.id, c.region FROM orders o RIGHT JOIN customers c ON o.customer_id = c.id",
+    "SELECT o.id, c.id FROM orders o FULL JOIN customers c ON o.customer_id = c.id",
+    "SELECT o.id FROM orders o LEFT JOIN customers c ON o.customer_id = c.id WHERE c.id IS NULL",
+    "SELECT o.id, c.region FROM orders o LEFT JOIN customers c ON o.customer_id = c.id AND o.amount > 50",
+    "SELECT o.id, c.region, c2.score FROM orders o JOIN customers c ON o.customer_id = c.id "
+    "LEFT JOIN customers c2 ON c2.id = o.id WHERE o.status = 'paid'",
+    "SELECT a.id, b.id FROM customers a LEFT OUTER JOIN customers b ON a.score = b.score AND b.region = 'eu'",
+    "SELECT o.id, c.region FROM orders o LEFT JOIN customers c ON true",
 ]
 
 
