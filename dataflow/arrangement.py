@@ -49,8 +49,9 @@ class _SpineBatch:
 
 
 def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence[int],
-               nulls_equal: bool = True) -> np.ndarray:
-    """Row-wise equality of key columns of two equally long tables (NULL = NULL if asked)."""
+               nulls_equal: bool = True, nans_equal: bool = False) -> np.ndarray:
+    """Row-wise equality of key columns of two equally long tables (NULL = NULL, NaN = NaN if
+    asked: grouping treats NaN as one value, as PostgreSQL does)."""
     from dataflow.scalar import _comparable  # local import: scalar is heavier and imports us not
 
     eq = np.ones(a.num_rows, dtype=bool)
@@ -59,7 +60,8 @@ def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence
         if a.num_rows <= SMALL_BATCH and x.type == y.type:
             # A few rows of one type: Python equality (NaN != NaN, as in pc.equal) is cheaper
             # than the five kernels below.
-            eq &= np.array([_py_equal(u, v, nulls_equal) for u, v in zip(x.to_pylist(), y.to_pylist())], bool)
+            eq &= np.array([_py_equal(u, v, nulls_equal, nans_equal) for u, v in zip(x.to_pylist(), y.to_pylist())],
+                           bool)
             continue
         x = x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
         y = y.combine_chunks() if isinstance(y, pa.ChunkedArray) else y
@@ -67,14 +69,16 @@ def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence
         e = pc.equal(x, y)
         if nulls_equal:
             e = pc.if_else(pc.and_(x.is_null(), y.is_null()), True, e)
+        if nans_equal and pa.types.is_floating(x.type):
+            e = pc.or_(e, pc.fill_null(pc.and_(pc.is_nan(x), pc.is_nan(y)), False))
         eq &= pc.fill_null(e, False).to_numpy(zero_copy_only=False)
     return eq
 
 
-def _py_equal(u, v, nulls_equal: bool) -> bool:
+def _py_equal(u, v, nulls_equal: bool, nans_equal: bool = False) -> bool:
     if u is None or v is None:
         return nulls_equal and u is None and v is None
-    return bool(u == v)
+    return bool(u == v) or (nans_equal and u != u and v != v)
 
 
 def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

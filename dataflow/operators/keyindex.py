@@ -5,6 +5,12 @@ indexed by slot. The index holds the sorted 64-bit key hashes (found by `searchs
 key rows themselves in slot order; after a hash match the key columns are compared, and keys
 that collide are placed by open addressing (re-mixed hashes), so groups never merge.
 
+Small batches (<= SMALL_BATCH rows, e.g. one changed row) first try a Python dict from key
+values to slots, filled by earlier small batches: slots never move, so an entry never goes
+stale, and Python equality agrees with SQL grouping for the values Arrow hands back (NULL = NULL,
+-0.0 = 0.0, 1.5 = 1.50; a NaN is a fresh object each time, so it simply misses). Any miss sends
+the whole batch down the vectorised path, whose answers then fill the dict.
+
 >>> from dataflow.batch import batch_from_rows
 >>> from dataflow.types import TEXT
 >>> ix = KeyIndex(1)
@@ -19,10 +25,12 @@ import pandas as pd
 import pyarrow as pa
 
 from dataflow.arrangement import keys_equal
-from dataflow.batch import hash_columns
+from dataflow.batch import SMALL_BATCH, hash_columns
 from dataflow.errors import SqlError, SqlState
 
 _REMIX = np.uint64(0xBF58476D1CE4E5B9)
+# The small-batch dict is cleared when it grows past this many keys (bounded memory).
+RECENT_MAX = 1 << 16
 
 
 class KeyIndex:
@@ -32,6 +40,7 @@ class KeyIndex:
         self._hashes = np.zeros(0, np.uint64)  # sorted
         self._slots = np.zeros(0, np.int64)    # slot of each sorted hash
         self._keys: pa.Table | None = None      # key rows in slot order
+        self._recent: dict[tuple, int] = {}    # key values -> slot, for keys seen in small batches
 
     def keys(self, slots: np.ndarray) -> pa.Table:
         """The key rows of the given slots."""
@@ -50,6 +59,23 @@ class KeyIndex:
         if self.arity == 0:
             self.size = max(self.size, 1)
             return np.zeros(n, np.int64)
+        if n > SMALL_BATCH:
+            return self._slots_general(keys)
+        try:
+            rows = list(zip(*[keys.column(i).to_pylist() for i in range(self.arity)]))
+            got = [self._recent.get(r) for r in rows]
+        except TypeError:  # unhashable values (lists, structs): the general path only
+            return self._slots_general(keys)
+        if None not in got:
+            return np.array(got, np.int64)
+        slots = self._slots_general(keys)
+        if len(self._recent) > RECENT_MAX:
+            self._recent.clear()
+        self._recent.update(zip(rows, slots.tolist()))
+        return slots
+
+    def _slots_general(self, keys: pa.Table) -> np.ndarray:
+        n = keys.num_rows
         keys = keys.rename_columns([f"k{i}" for i in range(self.arity)])
         cols = list(range(self.arity))
         hc = hash_columns(keys, cols)
@@ -60,7 +86,7 @@ class KeyIndex:
                 return slots
             cand = self._probe(keys, pending, hc[pending])
             sub = keys.take(pa.array(pending)) if len(pending) != n else keys
-            ok = keys_equal(sub, cols, self.keys(cand), cols, nulls_equal=True)
+            ok = keys_equal(sub, cols, self.keys(cand), cols, nulls_equal=True, nans_equal=True)
             slots[pending[ok]] = cand[ok]
             pending = pending[~ok]
             with np.errstate(over="ignore"):

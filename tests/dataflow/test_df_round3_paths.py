@@ -125,3 +125,44 @@ def test_arrangement_pending_rows_consolidate_on_entry():
     a.compact(2)
     a.compact_now()
     assert a.pending_rows() == 0 and len(a) == 0
+
+
+def _keyindex_slots(batches) -> list[list[int]]:
+    from dataflow.operators.keyindex import KeyIndex
+    ix = KeyIndex(2)
+    return [ix.slots_for(b).tolist() for b in batches]
+
+
+def test_keyindex_small_dict_matches_general_path(monkeypatch):
+    import math
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    import dataflow.operators.keyindex as keyindex_mod
+    rng = np.random.default_rng(8)
+    floats = [0.0, -0.0, math.nan, None, 1.5, 2.0]
+    decs = [Decimal("1.5"), Decimal("1.50"), None, Decimal("-2"), Decimal("0.00")]
+    batches = []
+    for i in range(60):
+        n = 70 if i % 9 == 8 else int(rng.integers(1, 5))  # a few general-path batches between
+        f = [floats[int(rng.integers(0, len(floats)))] for _ in range(n)]
+        d = [decs[int(rng.integers(0, len(decs)))] for _ in range(n)]
+        batches.append(pa.table({"a": pa.array(f, pa.float64()), "b": pa.array(d, pa.decimal128(10, 2))}))
+    fast = _keyindex_slots(batches)
+    monkeypatch.setattr(keyindex_mod, "SMALL_BATCH", -1)
+    general = _keyindex_slots(batches)
+    assert fast == general
+    # NaN is one group (as in PostgreSQL), NULL another, -0.0 = 0.0 and 1.5 = 1.50.
+    flat = lambda r: [s for b in r for s in b]  # noqa: E731
+    assert len(set(flat(fast))) == len({(None if x is None else "nan" if x != x else x, y)
+                                        for b in batches for x, y in zip(b["a"].to_pylist(), b["b"].to_pylist())})
+    # With collisions forced (2 distinct hashes), the dict still agrees with open addressing.
+    real = batch_mod.hash_columns
+    monkeypatch.setattr(keyindex_mod, "hash_columns", lambda b, c: real(b, c) & np.uint64(1))
+    weak_general = _keyindex_slots(batches)
+    monkeypatch.setattr(keyindex_mod, "SMALL_BATCH", batch_mod.SMALL_BATCH)
+    weak_fast = _keyindex_slots(batches)
+    assert weak_fast == weak_general
+    # Same grouping (slot numbers may differ between hash functions, the partition may not).
+    assert len(set(zip(flat(fast), flat(weak_fast)))) == len(set(flat(fast))) == len(set(flat(weak_fast)))

@@ -13,6 +13,7 @@ import pytest
 
 import dataflow.arrangement as arrangement_mod
 import dataflow.batch as batch_mod
+import dataflow.operators.keyindex as keyindex_mod
 import dataflow.operators.reduce as reduce_mod
 from dataflow.arrangement import keys_equal
 from dataflow.batch import batch_from_rows, consolidate, hash_columns
@@ -28,7 +29,7 @@ from dataflow.types import FLOAT8, INT8, NUMERIC, TEXT
 def general_paths(monkeypatch):
     """Turn every small-batch path off (each module reads its own SMALL_BATCH name)."""
     def off():
-        for mod in (batch_mod, arrangement_mod, reduce_mod):
+        for mod in (batch_mod, arrangement_mod, reduce_mod, keyindex_mod):
             monkeypatch.setattr(mod, "SMALL_BATCH", -1)
     return off
 
