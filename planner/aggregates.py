@@ -29,8 +29,12 @@ _FUNC = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp
 
 
 def contains_aggregate(node: exp.Expression) -> bool:
-    return any(isinstance(n, AGGREGATES) for n in node.walk()
-               if not isinstance(n, (exp.Subquery, exp.Select)) or n is node)
+    """Whether `node` aggregates at this query level (an aggregate inside a subquery belongs to
+    the subquery, so the walk does not descend into one)."""
+    def nested(n: exp.Expression) -> bool:
+        return n is not node and isinstance(n, (exp.Subquery, exp.Select))
+
+    return any(isinstance(n, AGGREGATES) and not nested(n) for n in node.walk(prune=nested))
 
 
 class Grouping:

@@ -207,22 +207,55 @@ def _close_group(items: list[_Item], pending: list[exp.Expression], using_pairs:
     scope = Scope([c for it in items for c in it.scope.columns])
     lowerer = ScalarLowerer(scope, ctx, clause="WHERE")
     preds: list[ScalarExpr] = []
+    semijoins: list[tuple[ScalarExpr, QueryResult]] = []
     for cond in list(pending):
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
         try:
-            lowered = lowerer.lower(cond)
+            if isinstance(cond, exp.In) and cond.args.get("query") is not None:
+                semijoins.append((lowerer.lower(cond.this), _in_subquery(cond.args["query"], ctx)))
+            else:
+                preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "WHERE")))
         except SqlError as e:
             # Not final: the condition names a table joined later; apply it there.
             if final or e.sqlstate not in (SqlState.UNDEFINED_COLUMN, SqlState.UNDEFINED_TABLE):
                 raise
             continue
-        preds.extend(_split_scalar(to_bool(lowered, ctx, "WHERE")))
         pending.remove(cond)
     for li, ri in using_pairs:
         preds.append(lowerer.compare("eq", "=", ColumnRef(li, scope.columns[li].type),
                                      ColumnRef(ri, scope.columns[ri].type)))
-    return _Item(_join(items, preds), scope)
+    plan = _join(items, preds)
+    for key, sub in semijoins:
+        plan = _semijoin(plan, len(scope.columns), key, sub, ctx)
+    return _Item(plan, scope)
+
+
+def _in_subquery(query: exp.Expression, ctx: PlanContext) -> QueryResult:
+    """The one-column result of an uncorrelated `x IN (SELECT ...)`."""
+    try:
+        sub = plan_query(query, ctx, top=False)
+    except SqlError as e:
+        if e.sqlstate in (SqlState.UNDEFINED_COLUMN, SqlState.UNDEFINED_TABLE):
+            raise SqlError(e.sqlstate, e.message, detail=e.detail,
+                           hint="Correlated subqueries (referring to the outer query) are not yet supported.") from None
+        raise
+    if len(sub.columns) != 1:
+        raise SqlError(SqlState.SYNTAX_ERROR, "subquery has too many columns")
+    return sub
+
+
+def _semijoin(plan: Plan, width: int, key: ScalarExpr, sub: QueryResult, ctx: PlanContext) -> Plan:
+    """Rows of `plan` whose `key` is among the subquery's values (`WHERE key IN (SELECT ...)`):
+    a join with the subquery's distinct values, so each row keeps its multiplicity. NULLs never
+    match, which is what IN does in a WHERE clause."""
+    (key, value), _ = coerce_all([key, ColumnRef(0, sub.types[0])], ctx, "IN")
+    key, value = resolve_unknown(key, ctx), resolve_unknown(value, ctx)
+    values = Distinct(sub.plan if isinstance(value, ColumnRef) else Project(Map(sub.plan, (value,)), (1,)))
+    if isinstance(key, ColumnRef):
+        return Project(Join(plan, values, (key.index,), (0,)), tuple(range(width)))
+    joined = Join(Map(plan, (key,)), values, (width,), (0,))
+    return Project(joined, tuple(range(width)))
 
 
 def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None, ctx: PlanContext) -> _Item:

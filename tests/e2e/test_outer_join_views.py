@@ -1,4 +1,4 @@
-"""Materialized views with LEFT / RIGHT / FULL joins stay equal to PostgreSQL's answer for the same
+"""Materialized views with LEFT / RIGHT / FULL joins and IN (subquery) stay equal to PostgreSQL's answer for the same
 query after every change (outer joins are lowered to inner joins, a semijoin and NULL padding, so
 matches appearing and disappearing must flip rows between padded and joined)."""
 
@@ -18,6 +18,7 @@ VIEWS = {
     "rj": "SELECT c.name, o.id AS oid FROM c RIGHT JOIN o ON o.cid = c.id AND o.amount > 20",
     "fj": "SELECT c.id, o.id AS oid FROM c FULL JOIN o ON o.cid = c.id",
     "agg": "SELECT c.id, count(o.id) AS n, sum(o.amount) AS total FROM c LEFT JOIN o ON o.cid = c.id GROUP BY c.id",
+    "insub": "SELECT o.id, o.amount FROM o WHERE o.cid IN (SELECT c.id FROM c WHERE c.name = 'n1')",
 }
 
 

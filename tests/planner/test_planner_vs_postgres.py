@@ -54,6 +54,12 @@ QUERIES = [
     "LEFT JOIN customers c2 ON c2.id = o.id WHERE o.status = 'paid'",
     "SELECT a.id, b.id FROM customers a LEFT OUTER JOIN customers b ON a.score = b.score AND b.region = 'eu'",
     "SELECT o.id, c.region FROM orders o LEFT JOIN customers c ON true",
+    # Uncorrelated IN (subquery) in WHERE: a semijoin.
+    "SELECT id FROM orders WHERE customer_id IN (SELECT id FROM customers WHERE region = 'eu')",
+    "SELECT id, amount FROM orders WHERE customer_id + 0 IN (SELECT score FROM customers) AND status = 'open'",
+    "SELECT c.region, count(*) FROM orders o JOIN customers c ON o.customer_id = c.id "
+    "WHERE o.id IN (SELECT id FROM orders WHERE amount > 50) GROUP BY c.region",
+    "SELECT id FROM customers WHERE id IN (SELECT customer_id FROM orders)",
 ]
 
 
