@@ -93,6 +93,22 @@ def expand_ranges(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return probe, pos
 
 
+def merge_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The permutation of concat(a, b) that sorts it, for sorted `a` and `b` (O(n), stable).
+
+    >>> merge_order(np.array([1, 4, 9], np.uint64), np.array([4, 5], np.uint64)).tolist()
+    [0, 1, 3, 4, 2]
+    """
+    n = len(a) + len(b)
+    pos_b = np.searchsorted(a, b, side="right") + np.arange(len(b))
+    is_b = np.zeros(n, bool)
+    is_b[pos_b] = True
+    perm = np.empty(n, np.int64)
+    perm[pos_b] = np.arange(len(a), n)
+    perm[~is_b] = np.arange(len(a))
+    return perm
+
+
 class Arrangement:
     """Updates indexed by the hash of `key` columns, in a geometrically merged spine."""
 
@@ -157,12 +173,17 @@ class Arrangement:
         if t is not None:
             self._push(self._build(t))
 
-    def _build(self, table: pa.Table) -> _SpineBatch | None:
+    def _build(self, table: pa.Table, presorted: bool = False) -> _SpineBatch | None:
+        """A spine batch of `table` (which carries HASH): times advanced, consolidated, sorted by
+        hash. `presorted`: the rows already come in hash order (consolidate keeps row order)."""
         table = advance_times(table, self.since) if self.since else table
         table = consolidate(table)
         if table.num_rows == 0:
             return None
         h = table[HASH].to_numpy()
+        if presorted and (len(h) < 2 or bool((h[1:] >= h[:-1]).all())):
+            return _SpineBatch(table, h)
+        # (Rows consolidate set apart for hash collisions come last: then sort after all.)
         order = np.argsort(h)  # any order among equal hashes will do; quicksort is ~5x faster
         table = table.take(pa.array(order))
         return _SpineBatch(table, h[order])
@@ -173,7 +194,9 @@ class Arrangement:
         while len(self.spine) >= 2 and 2 * len(self.spine[-1]) >= len(self.spine[-2]):
             y = self.spine.pop()
             x = self.spine.pop()
-            merged = self._build(pa.concat_tables([x.table, y.table]))
+            # Both runs are sorted by their cached hashes: merge them linearly, no re-sort.
+            both = pa.concat_tables([x.table, y.table]).take(pa.array(merge_order(x.hashes, y.hashes)))
+            merged = self._build(both, presorted=True)
             if merged is not None:
                 self.spine.append(merged)
 

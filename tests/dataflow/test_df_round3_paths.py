@@ -166,3 +166,40 @@ def test_keyindex_small_dict_matches_general_path(monkeypatch):
     assert weak_fast == weak_general
     # Same grouping (slot numbers may differ between hash functions, the partition may not).
     assert len(set(zip(flat(fast), flat(weak_fast)))) == len(set(flat(fast))) == len(set(flat(weak_fast)))
+
+
+def test_merge_order_sorts_like_a_stable_sort():
+    from dataflow.arrangement import merge_order
+    rng = np.random.default_rng(9)
+    for na, nb in ((0, 5), (5, 0), (50, 30), (200, 1)):
+        a = np.sort(rng.integers(0, 20, na).astype(np.uint64))
+        b = np.sort(rng.integers(0, 20, nb).astype(np.uint64))
+        both = np.concatenate([a, b])
+        assert merge_order(a, b).tolist() == np.argsort(both, kind="stable").tolist()
+
+
+def test_linear_merges_keep_spine_sorted_and_contents_exact():
+    rng = np.random.default_rng(10)
+    a = Arrangement(key=(0,))
+    live: dict = {}
+    for step in range(40):
+        n = int(rng.choice([1, 3, 70, 150]))
+        ups = []
+        for _ in range(n):
+            if live and rng.random() < 0.4:
+                row = list(live)[int(rng.integers(0, len(live)))]
+                live[row] -= 1
+                if not live[row]:
+                    del live[row]
+                ups.append((row, step + 1, -1))
+            else:
+                row = (int(rng.integers(0, 30)), ["p", "q"][int(rng.integers(0, 2))])
+                live[row] = live.get(row, 0) + 1
+                ups.append((row, step + 1, 1))
+        a.insert(to_batch(ups, LT))
+        a.compact(step + 1)
+        for b in a.spine:
+            assert (np.diff(b.hashes.astype(np.float64)) >= 0).all()
+            assert b.table["__hash"].to_numpy().tolist() == b.hashes.tolist()
+        assert {r[:2]: d for r, d in _multiset(a.snapshot(step + 1)).items()} == live
+    assert len(a.spine) > 1
