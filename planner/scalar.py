@@ -109,6 +109,11 @@ def _no_op(sym: str, l: SqlType, r: SqlType | None = None) -> SqlError:
                          "You might need to add explicit type casts.")
 
 
+# sqlglot's names for the wall-clock functions -> how the user wrote them.
+_WALL_CLOCK = {"currenttimestamp": "now()", "currentdate": "current_date", "currenttime": "current_time",
+               "localtimestamp": "localtimestamp", "now": "now()", "currentdatetime": "now()"}
+
+
 def _no_func(name: str, args: list[ScalarExpr]) -> SqlError:
     sig = ", ".join(a.type.name for a in args)
     return SqlError(SqlState.UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
@@ -338,6 +343,10 @@ class ScalarLowerer:
                     arg_nodes.append(v)
         name = {"char_length": "length", "character_length": "length", "ceiling": "ceil",
                 "substring": "substr", "trim": "btrim"}.get(name, name)
+        if name in _WALL_CLOCK:
+            # Wall-clock time would make views non-deterministic; Materialize offers mz_now().
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{_WALL_CLOCK[name]} is not yet supported",
+                           hint="mz_now() gives the logical time of the query or of each change.")
         args = [self.lower(a) for a in arg_nodes]
         if name in ("lower", "upper", "btrim", "ltrim", "rtrim", "replace", "length"):
             want = {"replace": 3, "length": 1, "lower": 1, "upper": 1}.get(name)
