@@ -15,7 +15,7 @@ from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import TEXT, INT4, SqlType, TypeKind, numeric
+from dataflow.types import TEXT, SqlType, TypeKind
 
 _INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
               TypeKind.INT4: (-(2 ** 31), 2 ** 31 - 1, "integer"),

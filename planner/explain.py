@@ -8,9 +8,7 @@ Filter (#0 > 5)
 from __future__ import annotations
 
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, IndexLookup, Join, Map, Negate,
-                           Plan, Project, Reduce, Threshold, TopK, Union_, children)
-from dataflow.types import BOOL, INT8
+from dataflow.plan import (ArrangeBy, Constant, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project, Reduce, TopK, children)
 from planner.statements import Finishing
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "neq": "!=",

@@ -15,8 +15,7 @@ from sqlglot import exp
 from catalog.items import CatalogItem, ItemKind
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import ColumnRef, Literal, ScalarExpr
-from dataflow.plan import Constant, Filter, Get, Map, Plan, Project, Union_
-from dataflow.types import BOOL, UNKNOWN
+from dataflow.plan import Constant, Filter, Get, Map, Plan, Union_
 from planner.context import PlanContext
 from planner.lower_select import _project_exprs, _split_scalar, plan_query
 from planner.scalar import ScalarLowerer, coerce, to_bool

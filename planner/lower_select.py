@@ -21,7 +21,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project,
                            Threshold, TopK, Union_, output_types)
-from dataflow.types import BOOL, INT8, Column, SqlType, TypeKind
+from dataflow.types import INT8, Column, SqlType, TypeKind
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)

@@ -16,7 +16,6 @@ from sqlglot import exp
 from catalog.items import CatalogReader, ItemKind
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Literal
-from dataflow.plan import Get
 from dataflow.types import BOOL, INT8, NUMERIC, TEXT, Column, SqlType, TypeKind
 from planner import mz_ast as m
 from planner.context import Params, PlanContext
@@ -25,16 +24,16 @@ from planner.explain import render_plan, render_select
 from planner.lower_ddl import (plan_create_index, plan_create_table, plan_create_view, plan_drop,
                                resolve_item, table_columns)
 from planner.lower_dml import plan_delete, plan_insert, plan_update
-from planner.lower_select import _project_exprs, plan_catalog_item, plan_query
+from planner.lower_select import plan_catalog_item, plan_query
 from planner.parse import Statement
 from planner.rules import optimize, optimize_statement
 from planner.scalar import ScalarLowerer, coerce
 from planner.scope import Scope
 from planner.show import show_columns
 from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, DeallocatePlan, DeclarePlan,
-                                DeletePlan, DiscardPlan, EmptyPlan, ExplainPlan, FetchPlan,
+                                DiscardPlan, EmptyPlan, ExplainPlan, FetchPlan,
                                 InsertPlan, SelectPlan, SetVariablePlan, ShowPlan, StatementPlan,
-                                SubscribePlan, TransactionPlan, UpdatePlan)
+                                SubscribePlan, TransactionPlan)
 from planner.typing import type_from_oid
 
 

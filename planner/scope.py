@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import INT8, SqlType
+from dataflow.types import SqlType
 
 
 @dataclass(frozen=True)
