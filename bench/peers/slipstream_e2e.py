@@ -22,6 +22,8 @@ from bench.common.workload import CUSTOMERS_DDL, ORDERS_DDL, V1_SQL, V2_SQL, Cha
 from bench.peers import pgclient
 from tests.support.ports import free_port
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = 180
 # Ids per DELETE ... WHERE id IN (...) statement. `x IN (literals)` is one hash-set test in the
 # engine, so the list length only costs parsing (~5 ms per 1 000 ids); a batch's deletes go in
 # statements of this many ids, all inside the batch's one transaction (one timestamp).
