@@ -40,6 +40,7 @@ log = logging.getLogger("slipstream.worker")
 TRACE_MAX_BATCHES = 16
 # How much history a trace keeps (ms before its upper): reads AS OF an older time are refused.
 HISTORY_MS = 2000
+RELEASE_MEMORY_AFTER_ROWS = 100_000
 
 
 @dataclass
@@ -272,6 +273,9 @@ class Worker:
             self._report_failure(command, error)
             return
         errors.extend(running.dataflow.errors[seen:])
+        if sum(b.num_rows for b in inputs.values()) >= RELEASE_MEMORY_AFTER_ROWS:
+            # Hydration leaves large temporaries in Arrow's allocator; give them back to the OS.
+            pa.default_memory_pool().release_unused()
         running.frontier = target
         running.started = True
         sink = command.sink

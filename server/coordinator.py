@@ -39,6 +39,7 @@ MV_SINK_INTERVAL_SECONDS = 1.0
 INLINE_PART_MAX_BYTES = 4096
 # environmentd reads shards only to reconcile views and to compact: a small part cache will do.
 PERSIST_CACHE_BYTES = 32 << 20
+RELEASE_MEMORY_AFTER_ROWS = 100_000
 
 
 @dataclass
@@ -227,6 +228,9 @@ class Coordinator:
             self.last_write[id] = ts
         self.compute.advance(timed, self.table_ids(), ts + 1)
         self.oracle.applied(ts)
+        if sum(b.num_rows for b in timed.values()) >= RELEASE_MEMORY_AFTER_ROWS:
+            # A bulk load leaves large temporaries in Arrow's allocator; give them back to the OS.
+            pa.default_memory_pool().release_unused()
         return ts
 
     async def write(self, updates: dict[str, pa.Table]) -> int:
