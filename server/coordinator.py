@@ -141,9 +141,9 @@ class Coordinator:
 
     def _start_materialized_view(self, item: CatalogItem, plan: Plan, as_of: int) -> None:
         queue = self.compute.create_dataflow(item.id, plan, as_of, "persist")
-        self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue))
+        self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue, as_of))
 
-    async def _run_persist_sink(self, id: str, queue: asyncio.Queue) -> None:
+    async def _run_persist_sink(self, id: str, queue: asyncio.Queue, as_of: int) -> None:
         """Make a materialized view's output durable in its shard. Readers do not wait for this
         (they read the view in the workers), so steps that queue up are written as one append."""
         first = True
@@ -154,7 +154,7 @@ class Coordinator:
             steps: list[StepOutput] = []
             for item in items:
                 if isinstance(item, tuple) and item[0] == "rehydrate":
-                    first, steps = True, []
+                    first, steps, as_of = True, [], item[1]
                 elif isinstance(item, StepOutput):
                     if item.errors:
                         self.errors.setdefault(id, item.errors[0])
@@ -165,7 +165,7 @@ class Coordinator:
             upper = steps[-1].upper
             try:
                 if first:
-                    await asyncio.to_thread(self.storage.correct_and_append, id, batch, upper)
+                    await asyncio.to_thread(self.storage.correct_and_append, id, batch, upper, as_of)
                     first = False
                 else:
                     shard_upper = self.storage.upper(id)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import threading
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, consolidate, negate
+from dataflow.batch import advance_times, concat, consolidate, negate
 from dataflow.types import SqlType
 from storage.persist import PersistClient
 
@@ -58,17 +59,26 @@ class StorageController:
             return None
         return self._shards[id].snapshot(upper - 1)
 
-    def correct_and_append(self, id: str, desired_first: pa.Table, new_upper: int) -> pa.Table:
+    def correct_and_append(self, id: str, desired_first: pa.Table, new_upper: int,
+                           as_of: int | None = None) -> pa.Table:
         """The self-correcting write of a (re)started view: make the shard hold `desired_first`
-        (the dataflow's first step, times < new_upper) by writing the difference at times >= the
-        shard's upper. Returns the updates written."""
+        (the dataflow's first step from `as_of`, times < new_upper) by writing the difference at
+        the later of `as_of` and the shard's upper. Returns the updates written."""
         upper = self._uppers[id]
         held = self.snapshot(id)
+        # The correction takes effect when the new dataflow's output does (its as_of, the earliest
+        # time in its first output), not at the shard's old upper: nothing is known about the view
+        # in between, so the shard keeps saying what it said until then.
+        at = upper
+        if as_of is not None:
+            at = max(upper, as_of)
+        elif desired_first.num_rows:
+            at = max(upper, pc.min(desired_first.column("time")).as_py())
         parts = [desired_first]
         if held is not None and held.num_rows:
             parts.append(negate(held))
-        diff = consolidate(advance_times(pa.concat_tables(parts), upper))
-        target = max(new_upper, upper + (1 if diff.num_rows else 0))
+        diff = consolidate(advance_times(concat(parts), at))
+        target = max(new_upper, at + (1 if diff.num_rows else 0))
         self.append(id, diff, target)
         return diff
 
