@@ -6,8 +6,9 @@ synchronous disk work; environmentd runs them on a worker thread.
 
 Self-correction: when a materialized view's dataflow (re)starts at `as_of`, its first output is the
 view's full contents at `as_of`. The sink writes the difference between that and what the shard
-already holds, at the shard's upper; so a restart after a crash, or a replica that re-ran from a
-later time, converges the shard to the right contents without a gap or a duplicate.
+already holds, at the dataflow's as_of (or the shard's upper if later); so a restart after a crash,
+or a replica that re-ran from a later time, converges the shard to the right contents without a gap
+or a duplicate.
 """
 
 from __future__ import annotations
