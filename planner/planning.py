@@ -139,7 +139,7 @@ def _copy_from(ast: m.CopyFrom, ctx: PlanContext) -> CopyFromPlan:
         cols = tuple(pos)
     delim = ast.delimiter
     if delim is not None and len(delim) != 1:
-        raise SqlError("22023" if False else SqlState.INVALID_PARAMETER_VALUE,
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
                        "COPY delimiter must be a single one-byte character")
     return CopyFromPlan(item.id, cols, ast.format, delim, ast.header)
 
