@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from dataflow.controller import StepOutput
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.types import BOOL, INT8, Column, numeric
+from dataflow.worker import HISTORY_MS
 from planner.statements import SubscribePlan
 from server.adapter.finishing import result_rows
 
@@ -38,9 +39,10 @@ async def subscribe_rows(coordinator, plan: SubscribePlan) -> AsyncIterator[list
     coordinator.check_readable(plan.plan)
     read_ts = coordinator.read_ts()
     as_of = read_ts if plan.as_of is None else plan.as_of
-    if plan.as_of is not None and plan.as_of < read_ts - 1000 * 60:
+    if plan.as_of is not None and plan.as_of < read_ts - HISTORY_MS:
         raise SqlError(SqlState.DATA_EXCEPTION,
-                       f"Timestamp ({plan.as_of}) is not valid for all inputs: history before {read_ts} is compacted")
+                       f"Timestamp ({plan.as_of}) is not valid for all inputs: the earliest readable time is "
+                       f"{read_ts - HISTORY_MS}", hint=f"AS OF can go back at most {HISTORY_MS} ms.")
     if plan.up_to is not None and plan.up_to <= as_of:
         return
     compute = coordinator.compute

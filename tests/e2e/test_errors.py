@@ -83,3 +83,16 @@ def test_unknown_database_connects_with_a_notice(slipstream):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "42"
     assert 'session database "someone" does not exist' in result.stderr
+
+
+def test_reads_older_than_the_retained_history_are_refused(slipstream, unique_prefix):
+    """AS OF a time whose history is compacted is an error, never an answer from another time."""
+    p = unique_prefix
+    with psycopg_connect(slipstream) as conn:
+        conn.autocommit = True
+        conn.execute(f"CREATE TABLE {p}h (a int)")
+        for sql in (f"SELECT * FROM {p}h AS OF 1", f"SUBSCRIBE {p}h AS OF 1"):
+            with pytest.raises(psycopg.errors.DataException) as e:
+                conn.execute(sql).fetchall()
+            assert "not valid for all inputs" in str(e.value)
+            assert conn.execute("SELECT 1").fetchone() == (1,)
