@@ -39,7 +39,7 @@ log = logging.getLogger("slipstream.worker")
 # A trace merges its two newest batches whenever it holds more than this many.
 TRACE_MAX_BATCHES = 16
 # How much history a trace keeps (ms before its upper): reads AS OF an older time are refused.
-HISTORY_MS = 2000
+HISTORY_MS = 5000
 RELEASE_MEMORY_AFTER_ROWS = 100_000
 
 
