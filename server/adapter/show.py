@@ -44,6 +44,26 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     if what.startswith("create"):
         item = catalog.get(plan.name)
         return Rows([Column("name", TEXT), Column("create_sql", TEXT)], [(item.qualified_name, item.create_sql)])
+    if what == "databases":
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [("slipstream", "")])
+    if what == "schemas":
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [("public", "")])
+    if what == "clusters":
+        return Rows([Column("name", TEXT), Column("replicas", TEXT), Column("comment", TEXT)],
+                    [("quickstart", "r1 (local)", "")])
+    if what == "cluster replicas":
+        return Rows([Column("cluster", TEXT), Column("replica", TEXT), Column("size", TEXT),
+                     Column("ready", BOOL), Column("comment", TEXT)], [("quickstart", "r1", "local", True, "")])
+    if what == "objects":
+        items = sorted((i for i in catalog.items() if plan.schema in (None, i.schema)), key=lambda i: i.name)
+        return Rows([Column("name", TEXT), Column("type", TEXT), Column("comment", TEXT)],
+                    [(i.name, i.kind.value, "") for i in items])
+    if what in ("sources", "sinks"):  # none exist yet: tables are the only inputs
+        return Rows([Column("name", TEXT), Column("type", TEXT), Column("cluster", TEXT), Column("comment", TEXT)], [])
+    if what in ("secrets", "connections"):
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [])
+    if what == "roles":
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(session.user, "")])
     if what == "all":
         names = sorted(set(DEFAULTS) | set(session.vars))
         return Rows([Column("name", TEXT), Column("setting", TEXT), Column("description", TEXT)],

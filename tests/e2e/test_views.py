@@ -114,3 +114,17 @@ def test_mv_follows_changes_to_both_join_inputs(slipstream, unique_prefix):
         orders = [o for o in orders if o[0] != 4]
         rows = conn.execute(f"SELECT * FROM {p}by_region").fetchall()
         assert normalise(rows) == normalise(expected_by_region(orders, customers))
+
+
+def test_show_the_namespace_and_cluster_commands(slipstream, unique_prefix):
+    p = unique_prefix
+    with psycopg_connect(slipstream) as conn:
+        conn.autocommit = True
+        conn.execute(f"CREATE TABLE {p}s (a int)")
+        conn.execute(f"CREATE VIEW {p}sv AS SELECT a FROM {p}s")
+        assert conn.execute("SHOW DATABASES").fetchall() == [("slipstream", "")]
+        assert conn.execute("SHOW SCHEMAS").fetchall() == [("public", "")]
+        assert [r[0] for r in conn.execute("SHOW CLUSTERS").fetchall()] == ["quickstart"]
+        objects = {r[0]: r[1] for r in conn.execute("SHOW OBJECTS").fetchall()}
+        assert objects[f"{p}s"] == "table" and objects[f"{p}sv"] == "view"
+        assert conn.execute("SHOW SOURCES").fetchall() == []
