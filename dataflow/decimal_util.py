@@ -29,13 +29,19 @@ def scale_of(t: pa.DataType) -> int:
     return t.scale if pa.types.is_decimal(t) else 0
 
 
+def _combined_with_validity(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """One contiguous array and its validity mask (True = not NULL)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(len(arr), dtype=bool)
+    return arr, valid
+
+
 def to_unscaled(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(object array of unscaled Python ints with NULLs as 0, validity mask) of an integer or
     decimal128 array."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr, valid = _combined_with_validity(arr)
     n = len(arr)
-    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(n, dtype=bool)
     t = arr.type
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
         vals = pc.fill_null(arr.cast(pa.int64()), 0).to_numpy().astype(object)
@@ -113,10 +119,8 @@ def decimal_to_decimal(arr: pa.Array, scale: int, precision: int = 38) -> pa.Arr
 
 def to_unscaled_i64(arr: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     """Like `to_unscaled` but as an int64 NumPy array, or None if some value does not fit."""
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
+    arr, valid = _combined_with_validity(arr)
     n = len(arr)
-    valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else np.ones(n, dtype=bool)
     t = arr.type
     if pa.types.is_integer(t) or pa.types.is_boolean(t):
         return pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(), valid
