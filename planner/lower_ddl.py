@@ -118,12 +118,7 @@ def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> Create
         key = tuple(range(len(names)))
         name = node.name or f"{on.name}_primary_idx"
     else:
-        key_l = []
-        for n in node.columns:
-            if n not in names:
-                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" does not exist')
-            key_l.append(names.index(n))
-        key = tuple(key_l)
+        key = column_positions(on.columns, node.columns)
         name = node.name or f"{on.name}_{'_'.join(node.columns)}_idx"
     return CreateIndexPlan(name, on.schema, on.id, key, node.if_not_exists, sql)
 
@@ -154,3 +149,16 @@ def plan_drop(node: m.Drop, ctx: PlanContext) -> DropPlan:
 
 def resolve_item(parts: tuple[str, ...], ctx: PlanContext) -> CatalogItem:
     return ctx.catalog.resolve(parts, ctx.search_path, ctx.database)
+
+
+def column_positions(columns, names, relation: str | None = None) -> tuple[int, ...]:
+    """Positions of the named columns among `columns`; 42703 for a name that is not there
+    (the message names `relation` when given, as PostgreSQL does for COPY and INSERT)."""
+    have = [c.name for c in columns]
+    out = []
+    for n in names:
+        if n not in have:
+            where = f' of relation "{relation}"' if relation is not None else ""
+            raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}"{where} does not exist')
+        out.append(have.index(n))
+    return tuple(out)

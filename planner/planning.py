@@ -21,7 +21,7 @@ from planner import mz_ast as m
 from planner.context import Params, PlanContext
 from planner.dialect import parse_query
 from planner.explain import render_plan, render_select
-from planner.lower_ddl import (plan_create_index, plan_create_table, plan_create_view, plan_drop,
+from planner.lower_ddl import (column_positions, plan_create_index, plan_create_table, plan_create_view, plan_drop,
                                resolve_item, table_columns)
 from planner.lower_dml import plan_delete, plan_insert, plan_update
 from planner.lower_select import plan_catalog_item, plan_query
@@ -84,13 +84,7 @@ def _subscribe(ast: m.Subscribe, ctx: PlanContext) -> SubscribePlan:
         plan, columns = q.plan, q.columns
     key = None
     if ast.upsert_key is not None:
-        names = [c.name for c in columns]
-        key_l = []
-        for n in ast.upsert_key:
-            if n not in names:
-                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" does not exist')
-            key_l.append(names.index(n))
-        key = tuple(key_l)
+        key = column_positions(columns, ast.upsert_key)
     as_of = _timestamp_value(ast.as_of, ctx, "AS OF") if ast.as_of is not None else None
     up_to = _timestamp_value(ast.up_to, ctx, "UP TO") if ast.up_to is not None else None
     return SubscribePlan(plan, columns, ast.progress, ast.snapshot, as_of, up_to, key)
@@ -108,12 +102,7 @@ def _copy_to(ast: m.CopyTo, ctx: PlanContext) -> CopyToPlan:
         plan = plan_catalog_item(item, ctx)
         cols = list(item.columns)
         if ast.columns is not None:
-            names = [c.name for c in item.columns]
-            pos = []
-            for n in ast.columns:
-                if n not in names:
-                    raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" of relation "{item.name}" does not exist')
-                pos.append(names.index(n))
+            pos = column_positions(item.columns, ast.columns, item.name)
             from dataflow.plan import Project
             plan = Project(plan, tuple(pos))
             cols = [item.columns[p] for p in pos]
@@ -127,16 +116,10 @@ def _copy_from(ast: m.CopyFrom, ctx: PlanContext) -> CopyFromPlan:
     item = resolve_item(ast.table, ctx)
     if item.kind is not ItemKind.TABLE:
         raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'cannot copy to {item.kind.value} "{item.name}"')
-    names = [c.name for c in item.columns]
     if ast.columns is None:
-        cols = tuple(range(len(names)))
+        cols = tuple(range(len(item.columns)))
     else:
-        pos = []
-        for n in ast.columns:
-            if n not in names:
-                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{n}" of relation "{item.name}" does not exist')
-            pos.append(names.index(n))
-        cols = tuple(pos)
+        cols = column_positions(item.columns, ast.columns, item.name)
     delim = ast.delimiter
     if delim is not None and len(delim) != 1:
         raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
