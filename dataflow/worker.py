@@ -163,13 +163,6 @@ class Worker:
             plan, lookups = _extract_lookups(command.plan)
             command = CreateDataflow(command.id, plan, command.as_of, command.sink, command.until)
         inputs = tuple(sorted(collections_read(command.plan)))
-        exchange = DataflowExchange(self.network, command.id, self.index, self.count)
-        try:
-            dataflow = Dataflow(command.plan, command.as_of, exchange)
-        except SqlError as e:
-            self._report_failure(command, e)
-            return
-        pending: dict[str, list[pa.Table]] = {}
         as_of = command.as_of
         for id in inputs:
             trace = self.collections.get(id)
@@ -186,7 +179,13 @@ class Worker:
             return
         if as_of != command.as_of:  # a long-running dataflow may start from the newer state
             command = CreateDataflow(command.id, command.plan, as_of, command.sink, command.until)
+        exchange = DataflowExchange(self.network, command.id, self.index, self.count)
+        try:
             dataflow = Dataflow(command.plan, as_of, exchange)
+        except SqlError as e:
+            self._report_failure(command, e)
+            return
+        pending: dict[str, list[pa.Table]] = {}
         for id in inputs:
             # A lookup input is read at step time, from the index's arrangement.
             pending[id] = [] if id in lookups else [self.collections[id].contents_from(as_of)]
