@@ -441,6 +441,14 @@ def _like(negate: bool, ignore_case: bool) -> Callable:
     return run
 
 
+def _regex_match(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """`~` / `~*` / SIMILAR TO: the planner has already translated the constant pattern into
+    RE2 syntax with its flags (`planner.patterns`)."""
+    pattern = expr.args[1]
+    assert isinstance(pattern, Literal), "regex_match takes a constant pattern"
+    return pc.match_substring_regex(_to_text(vals[0]), pattern.value)
+
+
 def _like_regex(p: str) -> str:
     out, i = [], 0
     while i < len(p):
@@ -607,7 +615,7 @@ _FUNCS: dict[str, Callable] = {
     "and": _logic("and"), "or": _logic("or"), "not": _logic("not"),
     **_NULL_TESTS,
     "concat": _concat, "like": _like(False, False), "ilike": _like(False, True),
-    "not_like": _like(True, False), "not_ilike": _like(True, True),
+    "not_like": _like(True, False), "not_ilike": _like(True, True), "regex_match": _regex_match,
     "lower": lambda v, e: pc.utf8_lower(_to_text(v[0])),
     "upper": lambda v, e: pc.utf8_upper(_to_text(v[0])),
     "length": lambda v, e: pc.utf8_length(_to_text(v[0])),

@@ -143,6 +143,13 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
         names = _rename([c.name for c in item.columns], col_aliases, alias or name)
         return _Item(plan, Scope([ScopeColumn(alias or name, n, c.type)
                                   for n, c in zip(names, item.columns)]))
+    if isinstance(node, exp.Subquery) and _nested_join(node) is not None:
+        item = _plan_nested_join(_nested_join(node), ctx)
+        alias, col_aliases = _alias_columns(node)
+        if alias is None:
+            return item  # the joined tables stay visible by their own names
+        names = _rename([c.name for c in item.scope.columns], col_aliases, alias)
+        return _Item(item.plan, Scope([ScopeColumn(alias, n, c.type) for n, c in zip(names, item.scope.columns)]))
     if isinstance(node, exp.Subquery):
         alias, col_aliases = _alias_columns(node)
         q = plan_query(node, ctx, top=False)
@@ -158,57 +165,117 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
     raise unsupported(f"FROM item {node.sql(dialect='postgres')!r}")
 
 
+@dataclass
+class _Group:
+    """Relations to be inner-joined: the items, the ON conditions of the inner joins between them,
+    and the USING column pairs (positions in the group's concatenated scope)."""
+
+    items: list[_Item]
+    conds: list[exp.Expression] = field(default_factory=list)
+    using: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def width(self) -> int:
+        return sum(len(it.scope.columns) for it in self.items)
+
+
+def _is_comma(j: exp.Join) -> bool:
+    # sqlglot keeps `FROM a, b` as a Join with nothing but the relation.
+    return not any(j.args.get(k) for k in ("side", "kind", "on", "using", "method"))
+
+
 def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
-    """FROM + JOINs + WHERE: a left-deep join with equi-keys and pushed-down filters. An outer
-    join first closes the group of inner-joined items to its left (with the conditions that can
-    already be applied there) and then becomes one item of the next group."""
+    """FROM + JOINs + WHERE. The comma binds loosest (`FROM a, b LEFT JOIN c ON ...` is
+    `a × (b LEFT JOIN c)`), so the FROM list is split at its commas into join chains; each chain
+    is planned left to right (`_plan_chain`) and the chains' relations are inner-joined with
+    every WHERE condition: a left-deep join with equi-keys and filters pushed down."""
     from_ = sel.args.get("from_")
     where = sel.args.get("where")
-    pending: list[exp.Expression] = list(_conjuncts(where.this if where is not None else None))
+    where_conds: list[exp.Expression] = list(_conjuncts(where.this if where is not None else None))
     if from_ is None:
-        items = [_Item(Constant(((),), ()), Scope())]
-    else:
-        items = [_plan_from_item(from_.this, ctx)]
-    using_pairs: list[tuple[int, int]] = []
+        return _close_group(_Group([_Item(Constant(((),), ()), Scope())]), where_conds, ctx)
+    chains: list[tuple[exp.Expression, list[exp.Join]]] = [(from_.this, [])]
     for j in sel.args.get("joins") or []:
-        side = (j.side or "").upper()
-        kind = (j.kind or "").upper()
+        if _is_comma(j):
+            chains.append((j.this, []))
+        else:
+            chains[-1][1].append(j)
+    top = _Group([])
+    for first, joins in chains:
+        g = _plan_chain(first, joins, ctx, where_conds)
+        base = top.width
+        top.items.extend(g.items)
+        top.conds.extend(g.conds)
+        top.using.extend((a + base, b + base) for a, b in g.using)
+    return _close_group(top, where_conds, ctx)
+
+
+def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
+                where: list[exp.Expression] | None) -> _Group:
+    """One join chain `x JOIN y ON ... LEFT JOIN z ON ...`, left-associative. Inner joins only
+    collect relations and conditions; an outer join first closes everything to its left into one
+    relation. WHERE conditions (`where`, used ones are removed from it) are applied inside that
+    relation only when it stays on the preserved side of every later outer join of the chain
+    (LEFT JOINs only): under a RIGHT or FULL join a filter must see the NULL-padded rows."""
+    group = _Group([_plan_from_item(first, ctx)])
+    sides = [(j.side or "").upper() for j in joins]
+    for i, j in enumerate(joins):
+        side, kind = sides[i], (j.kind or "").upper()
         if kind in ("SEMI", "ANTI") or j.args.get("method"):
             raise unsupported(f"{(j.args.get('method') or kind)} JOIN")
         item = _plan_from_item(j.this, ctx)
         if side in ("LEFT", "RIGHT", "FULL"):
             if j.args.get("using"):
                 raise unsupported(f"{side} JOIN ... USING")
-            left = _close_group(items, pending, using_pairs, ctx, final=False)
-            items, using_pairs = [_outer_join(left, item, side, j.args.get("on"), ctx)], []
+            later = [s for s in sides[i:] if s in ("LEFT", "RIGHT", "FULL")]
+            pushable = where if where is not None and all(s == "LEFT" for s in later) else None
+            left = _close_group(group, pushable, ctx, final=False)
+            group = _Group([_outer_join(left, item, side, j.args.get("on"), ctx)])
             continue
         if kind == "OUTER":
             raise unsupported("OUTER JOIN without LEFT, RIGHT or FULL")
         if j.args.get("using"):
-            left_scope = Scope([c for it in items for c in it.scope.columns])
+            left_scope = Scope([c for it in group.items for c in it.scope.columns])
             base = len(left_scope.columns)
             hidden = list(item.scope.columns)
             for ident in j.args["using"]:
                 name = ident.name
                 li = left_scope.resolve(name)
                 ri = item.scope.resolve(name)
-                using_pairs.append((li, base + ri))
+                group.using.append((li, base + ri))
                 hidden[ri] = ScopeColumn(hidden[ri].table, name, hidden[ri].type, using_hidden=True)
             item = _Item(item.plan, Scope(hidden))
-        pending.extend(_conjuncts(j.args.get("on")))
-        items.append(item)
-    return _close_group(items, pending, using_pairs, ctx, final=True)
+        group.conds.extend(_conjuncts(j.args.get("on")))
+        group.items.append(item)
+    return group
 
 
-def _close_group(items: list[_Item], pending: list[exp.Expression], using_pairs: list[tuple[int, int]],
-                 ctx: PlanContext, final: bool) -> _Item:
-    """Inner-join `items` with every pending condition that refers only to them (all of them when
-    `final`); the conditions used are removed from `pending`."""
+def _nested_join(node: exp.Expression) -> exp.Table | None:
+    """The chain inside a parenthesised join `(a JOIN b ON ...)`, which sqlglot keeps as a
+    Subquery around a Table carrying the joins."""
+    while isinstance(node, exp.Subquery):
+        node = node.this
+    return node if isinstance(node, exp.Table) and node.args.get("joins") else None
+
+
+def _plan_nested_join(table: exp.Table, ctx: PlanContext) -> _Item:
+    first = table.copy()
+    first.set("joins", None)
+    return _close_group(_plan_chain(first, list(table.args["joins"]), ctx, None), None, ctx)
+
+
+def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: PlanContext,
+                 final: bool = True) -> _Item:
+    """Inner-join the group's items with its ON conditions and USING pairs, and with every
+    condition of `optional` (WHERE conditions) that refers only to them; those used are removed
+    from `optional`. When `final`, every optional condition must apply here."""
+    items = group.items
     scope = Scope([c for it in items for c in it.scope.columns])
     lowerer = ScalarLowerer(scope, ctx, clause="WHERE")
     preds: list[ScalarExpr] = []
     semijoins: list[tuple[ScalarExpr, QueryResult]] = []
-    for cond in list(pending):
+    used: list[exp.Expression] = []
+    for cond, is_optional in [(c, False) for c in group.conds] + [(c, True) for c in optional or []]:
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
         try:
@@ -217,12 +284,15 @@ def _close_group(items: list[_Item], pending: list[exp.Expression], using_pairs:
             else:
                 preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "WHERE")))
         except SqlError as e:
-            # Not final: the condition names a table joined later; apply it there.
-            if final or e.sqlstate not in (SqlState.UNDEFINED_COLUMN, SqlState.UNDEFINED_TABLE):
+            # Not final: the condition names a relation joined later; it is applied there.
+            if final or not is_optional or e.sqlstate not in (SqlState.UNDEFINED_COLUMN, SqlState.UNDEFINED_TABLE):
                 raise
             continue
-        pending.remove(cond)
-    for li, ri in using_pairs:
+        if is_optional:
+            used.append(cond)
+    if optional is not None:
+        optional[:] = [c for c in optional if not any(c is u for u in used)]
+    for li, ri in group.using:
         preds.append(lowerer.compare("eq", "=", ColumnRef(li, scope.columns[li].type),
                                      ColumnRef(ri, scope.columns[ri].type)))
     plan = _join(items, preds)

@@ -22,6 +22,7 @@ from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.types import (BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind)
 from planner.casts import cast_value
 from planner.context import ParamSlot, PlanContext
+from planner.patterns import check_regex, similar_to_regex
 from planner.scope import Scope
 from planner.typing import (assignment_castable, explicitly_castable, implicitly_castable,
                             is_float, type_from_ast, unify)
@@ -201,17 +202,21 @@ class ScalarLowerer:
             items = [resolve_unknown(a, ctx) for a in items]
             return Call("in_list", tuple(items), BOOL)
         if isinstance(node, exp.Between):
-            x = self.lower(node.this)
-            lo = self.compare("gte", ">=", x, self.lower(node.args["low"]))
-            hi = self.compare("lte", "<=", x, self.lower(node.args["high"]))
-            return Call("and", (lo, hi), BOOL)
+            return self._between(node)
         if isinstance(node, (exp.Like, exp.ILike)):
-            if node.args.get("escape") is not None:
-                raise unsupported("LIKE ... ESCAPE")
             fn = "like" if isinstance(node, exp.Like) else "ilike"
-            return Call(fn, (self.text_arg(node.this, fn), self.text_arg(node.expression, fn)), BOOL)
+            call = Call(fn, (self.text_arg(node.this, fn), self.text_arg(node.expression, fn)), BOOL)
+            # sqlglot marks `NOT LIKE`, `!~~` and `!~~*` with a flag instead of wrapping in NOT.
+            return Call("not", (call,), BOOL) if node.args.get("negate") else call
+        if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
+            if node.args.get("flag") is not None:
+                raise unsupported("regular expression flags")
+            return self._regex(node.this, node.expression, isinstance(node, exp.RegexpILike), "~")
+        if isinstance(node, exp.SimilarTo):
+            return self._regex(node.this, node.expression, False, "SIMILAR TO")
         if isinstance(node, exp.Escape):
-            raise unsupported("LIKE ... ESCAPE")
+            what = "SIMILAR TO" if isinstance(node.this, exp.SimilarTo) else "LIKE"
+            raise unsupported(f"{what} ... ESCAPE")
         if isinstance(node, exp.Case):
             return self._case(node)
         if isinstance(node, exp.If):
@@ -258,6 +263,31 @@ class ScalarLowerer:
             call = Call(fn, (arg,), BOOL)
             return Call("not", (call,), BOOL) if negate else call
         raise unsupported(f"IS {rhs.sql()}")
+
+    def _between(self, node: exp.Between) -> ScalarExpr:
+        """`x BETWEEN a AND b` is `x >= a AND x <= b`; SYMMETRIC also accepts the bounds swapped."""
+        x, low, high = (self.lower(node.this), self.lower(node.args["low"]),
+                        self.lower(node.args["high"]))
+
+        def within(lo: ScalarExpr, hi: ScalarExpr) -> ScalarExpr:
+            return Call("and", (self.compare("gte", ">=", x, lo), self.compare("lte", "<=", x, hi)), BOOL)
+
+        if node.args.get("symmetric"):
+            return Call("or", (within(low, high), within(high, low)), BOOL)
+        return within(low, high)
+
+    def _regex(self, subject: exp.Expression, pattern: exp.Expression, ignore_case: bool,
+               op: str) -> ScalarExpr:
+        """`~`, `~*` and SIMILAR TO against a constant pattern, checked and translated now
+        (`planner.patterns`); the engine matches with one vectorised regex kernel."""
+        s = self.text_arg(subject, op)
+        p = self.text_arg(pattern, op)
+        if not isinstance(p, Literal):
+            raise unsupported(f"{op} with a pattern that is not a constant")
+        if p.value is None:
+            return Literal(None, BOOL)
+        text = similar_to_regex(p.value) if op == "SIMILAR TO" else p.value
+        return Call("regex_match", (s, Literal(check_regex(text, ignore_case), TEXT)), BOOL)
 
     def _case(self, node: exp.Case) -> ScalarExpr:
         ctx = self.ctx

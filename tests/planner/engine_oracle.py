@@ -1,0 +1,88 @@
+"""Run a query through the real planner and engine in this process (no server, no Spark) and
+through a real PostgreSQL over the same data, for tests that compare the two answers.
+
+    db = EngineDb(DDL, DATA)                 # plan the CREATE TABLEs and INSERTs in memory
+    db.rows("SELECT ...")                    # the engine's answer, a list of tuples
+    pg_rows(pg_conn, "SELECT ...")           # PostgreSQL's answer
+    norm(rows)                               # a canonical multiset for comparison
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+import pyarrow as pa
+
+from catalog.items import ItemKind
+
+from dataflow.errors import SqlError
+from dataflow.exchange import LocalExchange
+from dataflow.render import Dataflow
+from dataflow.types import arrow_schema
+from planner import parse, plan_statement
+from planner.statements import InsertPlan
+from tests.planner.planner_catalog import MemoryCatalog
+
+
+class EngineDb:
+    """Tables held in memory as lists of rows; queries planned and run by one engine step."""
+
+    def __init__(self, ddl: list[str], data: list[str]) -> None:
+        self.catalog = MemoryCatalog()
+        for s in ddl:
+            self.catalog.execute(s)
+        self.tables: dict[str, list[tuple]] = {}
+        for s in data:
+            p = plan_statement(self.catalog, parse(s)[0])
+            assert isinstance(p, InsertPlan), s
+            self.tables.setdefault(p.table_id, []).extend(p.rows)
+
+    def rows(self, sql: str) -> list[tuple]:
+        p = plan_statement(self.catalog, parse(sql)[0])
+        inputs = {}
+        for item in self.catalog.items():
+            if item.kind is not ItemKind.TABLE:
+                continue
+            rows = self.tables.get(item.id, [])
+            schema = arrow_schema([c.type for c in item.columns])
+            cols = {f"c{i}": [r[i] for r in rows] for i in range(len(item.columns))}
+            cols["time"] = [0] * len(rows)
+            cols["diff"] = [1] * len(rows)
+            inputs[item.id] = pa.table(cols, schema=schema)
+        df = Dataflow(p.plan, 0, LocalExchange())
+        out = df.step({k: v for k, v in inputs.items() if k in df.inputs}, upper=1)
+        result = []
+        for row in out.to_pylist():
+            assert row["diff"] > 0, (sql, row)
+            vals = tuple(row[f"c{i}"] for i in range(len(p.columns)))
+            result.extend([vals] * row["diff"])
+        return result
+
+    def answer(self, sql: str) -> list[tuple] | str:
+        """Rows, or the SQLSTATE of the error."""
+        try:
+            return norm(self.rows(sql))
+        except SqlError as e:
+            return e.sqlstate
+
+
+def pg_answer(conn, sql: str) -> list[tuple] | str:
+    """PostgreSQL's rows (psycopg connection, autocommit), or the SQLSTATE of its error."""
+    import psycopg
+    try:
+        return norm(conn.execute(sql).fetchall())
+    except psycopg.Error as e:
+        return e.sqlstate
+
+
+def _value(x):
+    if isinstance(x, Decimal):
+        return float(x)
+    if isinstance(x, float) and math.isnan(x):
+        return "NaN"
+    return x
+
+
+def norm(rows) -> list[tuple]:
+    return sorted((tuple(_value(x) for x in r) for r in rows), key=repr)
