@@ -109,6 +109,14 @@ def merge_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return perm
 
 
+class TooManyMatches(Exception):
+    """A probe would match more stored updates than the caller allowed (`count` of them)."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__(count)
+        self.count = count
+
+
 class Arrangement:
     """Updates indexed by the hash of `key` columns, in a geometrically merged spine."""
 
@@ -226,21 +234,40 @@ class Arrangement:
             return pa.table({TIME: pa.array([], pa.uint64()), DIFF: pa.array([], pa.int64())})
         return self.schema.empty_table()
 
+    def bytes_per_row(self) -> float:
+        """The average in-memory size of a stored update (0 when empty)."""
+        rows = sum(len(b) for b in self.spine) + self.pending_rows()
+        if rows == 0:
+            return 0.0
+        size = sum(b.table.nbytes for b in self.spine)
+        pending = self._pending_rows()
+        if pending is not None:
+            size += pending.nbytes
+        return size / rows
+
     def matches(self, probe: pa.Table, probe_key: Sequence[int], nulls_equal: bool = True,
-                probe_hashes: np.ndarray | None = None) -> tuple[np.ndarray, pa.Table]:
+                probe_hashes: np.ndarray | None = None,
+                max_matches: int | None = None) -> tuple[np.ndarray, pa.Table]:
         """Every stored update whose key equals a probe row's key: (probe row index per match,
         the matched updates). Times are read as of `since`. `probe_hashes` (optional) are
-        `hash_columns(probe, probe_key)` if the caller already has them."""
+        `hash_columns(probe, probe_key)` if the caller already has them. With `max_matches`,
+        more candidate matches than that raise `TooManyMatches` before any is materialised."""
         if probe.num_rows == 0 or not (self.spine or self._pending):
             return np.zeros(0, np.int64), self.empty()
         ph = hash_columns(probe, probe_key) if probe_hashes is None else probe_hashes
         # Binary search with sorted needles walks the big array in order (cache friendly).
         porder = np.argsort(ph) if len(ph) > 1 else np.zeros(len(ph), np.int64)
         sph = ph[porder]
+        ranges = [(np.searchsorted(b.hashes, sph, side="left"), np.searchsorted(b.hashes, sph, side="right"))
+                  for b in self.spine]
+        if max_matches is not None:
+            total = sum(int((hi - lo).sum()) for lo, hi in ranges)
+            if self._pending:
+                total += int((ph[:, None] == self._pending_h[None, :]).sum())
+            if total > max_matches:
+                raise TooManyMatches(total)
         probe_idx, found = [], []
-        for b in self.spine:
-            lo = np.searchsorted(b.hashes, sph, side="left")
-            hi = np.searchsorted(b.hashes, sph, side="right")
+        for b, (lo, hi) in zip(self.spine, ranges):
             pi, pos = expand_ranges(lo, hi)
             pi = porder[pi]
             if len(pi):

@@ -17,7 +17,7 @@ from dataflow.arrangement import Arrangement
 from dataflow.batch import consolidate
 from dataflow.errors import SqlError
 from dataflow.exchange import Exchange
-from dataflow.operators.base import Operator, Runtime, StepContext
+from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES, Operator, Runtime, StepContext
 from dataflow.operators.join import JoinOp
 from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
 from dataflow.operators.stateless import (ConstantOp, FilterOp, FlatMapOp, GetOp, MapOp, NegateOp,
@@ -67,10 +67,11 @@ def render(plan: Plan, rt: Runtime, path: str = "0") -> Operator:
 class Dataflow:
     """One worker's instance of a dataflow plan."""
 
-    def __init__(self, plan: Plan, as_of: int, exchange: Exchange) -> None:
+    def __init__(self, plan: Plan, as_of: int, exchange: Exchange,
+                 step_limit_bytes: int = DEFAULT_STEP_LIMIT_BYTES) -> None:
         self.plan = plan
         self.as_of = as_of
-        self._rt = Runtime(exchange, as_of)
+        self._rt = Runtime(exchange, as_of, step_limit_bytes=step_limit_bytes)
         self.root = render(plan, self._rt)
         self.inputs: set[str] = collections_read(plan)
         self.schema: pa.Schema = self.root.schema

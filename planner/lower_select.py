@@ -24,6 +24,7 @@ from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, P
 from dataflow.types import INT8, Column, SqlType, TypeKind
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
+from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)
 from planner.scope import Scope, ScopeColumn
 from planner.statements import Finishing
@@ -295,7 +296,7 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
     for li, ri in group.using:
         preds.append(lowerer.compare("eq", "=", ColumnRef(li, scope.columns[li].type),
                                      ColumnRef(ri, scope.columns[ri].type)))
-    plan = _join(items, preds)
+    plan = _join(items, factor_disjunctions(preds))
     for key, sub in semijoins:
         plan = _semijoin(plan, len(scope.columns), key, sub, ctx)
     return _Item(plan, scope)
@@ -346,6 +347,7 @@ def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None,
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in JOIN conditions")
         preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "JOIN/ON")))
+    preds = factor_disjunctions(preds)
     lkeys, rkeys, lconds, rconds = [], [], [], []
     for p in preds:
         cols = columns_used(p)

@@ -13,13 +13,21 @@ from dataflow.errors import SqlError
 from dataflow.exchange import Exchange
 
 
+# How much one operator may materialise in one step on one worker: a join whose output would be
+# larger (a cross product of big inputs, often a forgotten join condition) fails the query with
+# 53200 instead of running the worker out of memory and taking every dataflow on it down.
+DEFAULT_STEP_LIMIT_BYTES = 1 << 30
+
+
 @dataclass
 class Runtime:
-    """Per-dataflow services: the exchange, the as_of, and the evaluation errors seen."""
+    """Per-dataflow services: the exchange, the as_of, the evaluation errors seen, and the
+    per-step output bound of memory-hungry operators."""
 
     exchange: Exchange
     as_of: int
     errors: list[SqlError] = field(default_factory=list)
+    step_limit_bytes: int = DEFAULT_STEP_LIMIT_BYTES
 
     def shuffle(self, channel: str, batch: pa.Table, key: Sequence[int]) -> pa.Table:
         if self.exchange.worker_count == 1:

@@ -13,8 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.arrangement import Arrangement
+from dataflow.arrangement import Arrangement, TooManyMatches
 from dataflow.batch import DIFF, TIME, hash_columns, make_batch
+from dataflow.errors import SqlError, SqlState
 from dataflow.operators.base import Operator, Runtime, StepContext
 
 
@@ -31,9 +32,23 @@ def _drop_null_keys(b: pa.Table, key: tuple[int, ...]) -> pa.Table:
 
 
 def join_delta(delta: pa.Table, delta_key: tuple[int, ...], trace: Arrangement, delta_is_left: bool,
-               delta_hashes: np.ndarray | None = None) -> pa.Table | None:
-    """delta ⋈ trace, columns ordered left ++ right."""
-    pidx, matched = trace.matches(delta, delta_key, nulls_equal=False, probe_hashes=delta_hashes)
+               delta_hashes: np.ndarray | None = None, limit_bytes: int | None = None) -> pa.Table | None:
+    """delta ⋈ trace, columns ordered left ++ right. With `limit_bytes`, an output that would be
+    larger is refused (53200) before it is built."""
+    max_matches = None
+    if limit_bytes is not None and delta.num_rows:
+        row_bytes = delta.nbytes / delta.num_rows + trace.bytes_per_row()
+        max_matches = int(limit_bytes // max(row_bytes, 1.0))
+    try:
+        pidx, matched = trace.matches(delta, delta_key, nulls_equal=False, probe_hashes=delta_hashes,
+                                      max_matches=max_matches)
+    except TooManyMatches as e:
+        gib = e.count * row_bytes / (1 << 30)
+        raise SqlError(SqlState.OUT_OF_MEMORY,
+                       f"a join in this query would produce {e.count:,} rows (about {gib:,.1f} GiB) at once, "
+                       f"more than the {limit_bytes / (1 << 30):g} GiB one join step may hold",
+                       hint="Check the join conditions (a cross product of large inputs is usually a "
+                            "missing one), or filter the inputs first.") from None
     if len(pidx) == 0:
         return None
     d = delta.take(pa.array(pidx))
@@ -66,11 +81,11 @@ class JoinOp(Operator):
         # The delta's key hash serves both the probe of the other side and its own insert.
         if dl.num_rows:
             h = hash_columns(dl, self.lk)
-            parts.append(join_delta(dl, self.lk, self.rtrace, True, h))
+            parts.append(join_delta(dl, self.lk, self.rtrace, True, h, self.rt.step_limit_bytes))
             self.ltrace.insert(dl, h)
         if dr.num_rows:
             h = hash_columns(dr, self.rk)
-            parts.append(join_delta(dr, self.rk, self.ltrace, False, h))
+            parts.append(join_delta(dr, self.rk, self.ltrace, False, h, self.rt.step_limit_bytes))
             self.rtrace.insert(dr, h)
         # Later deltas have times >= upper, so older times may be read as `upper`: max() with a
         # future time is unchanged, and merged batches consolidate.
