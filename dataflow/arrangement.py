@@ -284,7 +284,8 @@ class Arrangement:
         pidx = np.concatenate(probe_idx)
         table = pa.concat_tables(found) if len(found) > 1 else found[0]
         # Hash equality is not key equality: check the key columns themselves.
-        ok = keys_equal(probe.take(pa.array(pidx)), probe_key, table, self.key, nulls_equal)
+        # NaN equals NaN in SQL (PostgreSQL's float semantics), also as a join key.
+        ok = keys_equal(probe.take(pa.array(pidx)), probe_key, table, self.key, nulls_equal, nans_equal=True)
         if not ok.all():
             pidx, table = pidx[ok], table.filter(pa.array(ok))
         return pidx, self._finish([table])

@@ -107,7 +107,7 @@ def consolidate(batch: pa.Table) -> pa.Table:
         a = batch.take(pa.array(idx[follow]))
         b = batch.take(pa.array(idx[starts[run_id[follow]]]))
         from dataflow.arrangement import keys_equal  # local: arrangement imports this module
-        same = keys_equal(a, cols, b, cols, nulls_equal=True)
+        same = keys_equal(a, cols, b, cols, nulls_equal=True, nans_equal=True)
         if not same.all():
             dirty_runs = np.zeros(len(starts), dtype=bool)
             dirty_runs[run_id[follow[~same]]] = True

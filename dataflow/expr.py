@@ -15,6 +15,7 @@ Function names (`Call.func`) and their PostgreSQL meaning:
   null tests  is_null is_not_null is_true is_false is_distinct_from is_not_distinct_from
   text        concat (||) like ilike not_like regex_match (arg1: an RE2 pattern literal) lower upper length substr trim btrim ltrim rtrim replace
   misc        coalesce nullif greatest least round floor ceil in_list (arg0 IN (args1..))
+  order keys  float_order_key float_from_order_key (a float as an int64 in SQL order: NaN greatest)
   time        mz_now (no args; the dataflow's logical time, for temporal filters)
 """
 

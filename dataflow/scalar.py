@@ -32,6 +32,7 @@ from dataflow.decimal_util import (_checked, decimal_to_decimal, div_round, div_
                                    from_unscaled_i64, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
+from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.types import SqlType, TypeKind
 
@@ -355,9 +356,26 @@ def _comparable(a: pa.Array, b: pa.Array) -> tuple[pa.Array, pa.Array]:
 def _compare(fn: Callable) -> Callable:
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         a, b = _comparable(*vals)
+        if pa.types.is_floating(a.type) and pa.types.is_floating(b.type):
+            return _float_compare(fn, a, b)
         return fn(a, b)
 
     return run
+
+
+def _float_compare(fn: Callable, a: pa.Array, b: pa.Array) -> pa.Array:
+    """PostgreSQL's float comparisons: NaN equals NaN and is greater than every other value
+    (so that floats are totally ordered for sorting, grouping and indexes). IEEE comparisons
+    say false for any comparison with NaN."""
+    an, bn = pc.is_nan(a), pc.is_nan(b)
+    if not (pc.any(an).as_py() or pc.any(bn).as_py()):
+        return fn(a, b)
+    both = pc.and_(an, bn)
+    eq = pc.or_(pc.equal(a, b), both)
+    lt = pc.or_(pc.less(a, b), pc.and_(pc.invert(an), bn))
+    gt = pc.or_(pc.greater(a, b), pc.and_(an, pc.invert(bn)))
+    return {pc.equal: eq, pc.not_equal: pc.invert(eq), pc.less: lt, pc.less_equal: pc.or_(lt, eq),
+            pc.greater: gt, pc.greater_equal: pc.or_(gt, eq)}[fn]
 
 
 def _logic(kind: str) -> Callable:
@@ -376,7 +394,10 @@ def _logic(kind: str) -> Callable:
 
 def _is_distinct(vals: list[pa.Array], expr: Call) -> pa.Array:
     a, b = _comparable(*vals)
-    neq = pc.not_equal(a, b)
+    if pa.types.is_floating(a.type) and pa.types.is_floating(b.type):
+        neq = _float_compare(pc.not_equal, a, b)
+    else:
+        neq = pc.not_equal(a, b)
     an, bn = a.is_null(), b.is_null()
     return pc.if_else(pc.and_(an, bn), False, pc.if_else(pc.or_(an, bn), True, neq))
 
@@ -447,6 +468,30 @@ def _regex_match(vals: list[pa.Array], expr: Call) -> pa.Array:
     pattern = expr.args[1]
     assert isinstance(pattern, Literal), "regex_match takes a constant pattern"
     return pc.match_substring_regex(_to_text(vals[0]), pattern.value)
+
+
+_MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
+def _float_order_key(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """A float as an int64 whose order is SQL's float order (NaN above +Infinity, -0 = 0), so
+    min/max can run on plain integers; `float_from_order_key` inverts it."""
+    a = vals[0]
+    valid = a.is_valid().to_numpy(zero_copy_only=False)
+    v = pc.fill_null(a, 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
+    v = np.where(v == 0.0, 0.0, v)
+    v = np.where(np.isnan(v), np.nan, v)
+    bits = v.view(np.int64)
+    key = np.where(bits < 0, bits ^ _MAGNITUDE, bits)
+    return pa.array(key, pa.int64(), mask=~valid)
+
+
+def _float_from_order_key(vals: list[pa.Array], expr: Call) -> pa.Array:
+    a = vals[0]
+    valid = a.is_valid().to_numpy(zero_copy_only=False)
+    k = pc.fill_null(a, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    bits = np.where(k < 0, k ^ _MAGNITUDE, k)
+    return pa.array(bits.view(np.float64), pa.float64(), mask=~valid).cast(expr.type.arrow)
 
 
 def _like_regex(p: str) -> str:
@@ -616,6 +661,7 @@ _FUNCS: dict[str, Callable] = {
     **_NULL_TESTS,
     "concat": _concat, "like": _like(False, False), "ilike": _like(False, True),
     "not_like": _like(True, False), "not_ilike": _like(True, True), "regex_match": _regex_match,
+    "float_order_key": _float_order_key, "float_from_order_key": _float_from_order_key,
     "lower": lambda v, e: pc.utf8_lower(_to_text(v[0])),
     "upper": lambda v, e: pc.utf8_upper(_to_text(v[0])),
     "length": lambda v, e: pc.utf8_length(_to_text(v[0])),
@@ -648,6 +694,18 @@ def _invalid_text(t: SqlType, value: str) -> SqlError:
     return SqlError(code, f'invalid input syntax for type {t.name if t.kind is not TypeKind.NUMERIC else "numeric"}: "{value}"')
 
 
+# Types whose Arrow text form is not PostgreSQL's (exponent thresholds, 'nan', '.000000').
+_TEXT_FORMATS = {pa.float64(): float8_text, pa.float32(): float4_text}
+
+
+def _format_distinct(arr: pa.Array, formatter: Callable[[Any], str]) -> pa.Array:
+    """Format each distinct value once in Python and spread the strings back by index (a cast to
+    text of a column with few distinct values costs little; it is never on a join or group path)."""
+    uniq = pc.unique(arr)
+    texts = pa.array([None if v is None else formatter(v) for v in uniq.to_pylist()], pa.string())
+    return texts.take(pc.index_in(arr, uniq))
+
+
 def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
     """Cast with PostgreSQL's rules; bad input raises SqlError (22P02, 22003, 22007)."""
     arr = _arr(arr)
@@ -661,6 +719,11 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             return arr.cast(pa.string())
         if pa.types.is_boolean(src):
             return pc.if_else(arr, "true", "false")
+        formatter = _TEXT_FORMATS.get(src)
+        if formatter is None and pa.types.is_timestamp(src):
+            formatter = timestamptz_text_utc if src.tz else timestamp_text
+        if formatter is not None:
+            return _format_distinct(arr, formatter)
         return arr.cast(pa.string())
     if pa.types.is_string(src):
         return _cast_from_text(arr, t)

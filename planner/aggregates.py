@@ -17,9 +17,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.expr import AggregateExpr, ColumnRef, Literal, ScalarExpr
+from dataflow.expr import AggregateExpr, Call, ColumnRef, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
-from dataflow.types import TypeKind
+from dataflow.types import INT8, TypeKind
 from planner.context import PlanContext
 from planner.scalar import AGGREGATES, ScalarLowerer, coerce, resolve_unknown
 from planner.scope import Scope
@@ -94,7 +94,19 @@ class Grouping:
                 raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}({arg.type.name}) does not exist",
                                hint="No function matches the given name and argument types. "
                                     "You might need to add explicit type casts.")
+            if func in ("min", "max") and arg.type.kind is TypeKind.BOOL:
+                raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}(boolean) does not exist",
+                               hint="No function matches the given name and argument types. "
+                                    "You might need to add explicit type casts.")
+            if func in ("min", "max") and arg.type.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+                # SQL orders NaN above every float; the engine's min/max follow IEEE. Aggregate an
+                # integer key with SQL's float order instead, and turn the result back.
+                key = AggregateExpr(func, Call("float_order_key", (arg,), INT8), INT8, distinct)
+                return Call("float_from_order_key", (self._column_of(key),), arg.type)
             agg = AggregateExpr(func, arg, aggregate_type(func, arg.type), distinct)
+        return self._column_of(agg)
+
+    def _column_of(self, agg: AggregateExpr) -> ColumnRef:
         if agg not in self.aggs:
             self.aggs.append(agg)
         return ColumnRef(len(self.keys) + self.aggs.index(agg), agg.type)

@@ -15,6 +15,7 @@ from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from dataflow.errors import SqlError, SqlState
+from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.types import TEXT, SqlType, TypeKind
 
 _INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
@@ -72,15 +73,9 @@ def text_of(value: Any, src: SqlType) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        r = repr(value)
-        return r[:-2] if r.endswith(".0") else r
+        return float4_text(value) if src.kind is TypeKind.FLOAT4 else float8_text(value)
     if isinstance(value, dt.datetime):
-        s = value.isoformat(sep=" ")
-        return s.replace("+00:00", "+00")
+        return timestamptz_text_utc(value) if value.tzinfo is not None else timestamp_text(value)
     return str(value)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.errors import SqlError, unsupported
 
 # Escapes that mean the same in PostgreSQL ARE and RE2.
 _SAME_ESCAPES = set("dDsSwWntrfv")

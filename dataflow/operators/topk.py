@@ -38,6 +38,10 @@ def top_rows(updates: pa.Table, group_key: tuple[int, ...], order_by: tuple[tupl
         sort_tbl[f"n{j}"] = c.is_null()
         # The null flag sorts first or last independently of the value's direction.
         keys.append((f"n{j}", "ascending" if nulls_last else "descending"))
+        if pa.types.is_floating(c.type):
+            # NaN is the greatest float in SQL; Arrow puts it last in either direction.
+            sort_tbl[f"nan{j}"] = pc.fill_null(pc.is_nan(c), False)
+            keys.append((f"nan{j}", "descending" if desc else "ascending"))
         sort_tbl[f"o{j}"] = c
         keys.append((f"o{j}", "descending" if desc else "ascending"))
     for i in range(arity):

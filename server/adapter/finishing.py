@@ -55,7 +55,11 @@ def _sort(rows: list[tuple], order_by: tuple[tuple[int, bool, bool], ...]) -> li
     for col, desc, nulls_last in reversed(order_by):
         present = [r for r in rows if r[col] is not None]
         nulls = [r for r in rows if r[col] is None]
-        present.sort(key=lambda r: r[col], reverse=desc)
+        if any(isinstance(r[col], float) and r[col] != r[col] for r in present):
+            # NaN sorts above every other float, as in PostgreSQL (Python's < on NaN is false).
+            present.sort(key=lambda r: (r[col] != r[col], r[col] if r[col] == r[col] else 0.0), reverse=desc)
+        else:
+            present.sort(key=lambda r: r[col], reverse=desc)
         rows = present + nulls if nulls_last else nulls + present
     return rows
 

@@ -23,6 +23,8 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dataflow.errors import SqlError, SqlState
+from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
+                              trim_fraction)
 from dataflow.types import (BOOL, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, SqlType)
 
@@ -72,59 +74,17 @@ def _int_text(v: Any) -> bytes:
     return b"%d" % v
 
 
-def _shortest_exponent_form(v: float, s: str, max_fixed_exp: int) -> str:
-    """Format a float's shortest round-trip digits the way PostgreSQL's Ryu output does: fixed
-    notation when -4 <= exponent < max_fixed_exp, else d.ddde+XX with at least two exponent digits."""
-    sign, digits, exp = Decimal(s).normalize().as_tuple()
-    ds = "".join(map(str, digits))
-    e10 = exp + len(ds) - 1  # decimal exponent of the first digit
-    prefix = "-" if sign else ""
-    if -4 <= e10 < max_fixed_exp:
-        if exp >= 0:
-            return prefix + ds + "0" * exp
-        point = len(ds) + exp
-        if point > 0:
-            return prefix + ds[:point] + "." + ds[point:]
-        return prefix + "0." + "0" * (-point) + ds
-    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-    return f"{prefix}{mant}e{'-' if e10 < 0 else '+'}{abs(e10):02d}"
-
-
 def _special_float(v: float) -> bytes | None:
-    if math.isnan(v):
-        return b"NaN"
-    if math.isinf(v):
-        return b"Infinity" if v > 0 else b"-Infinity"
-    return None
+    special = special_float_text(v)
+    return None if special is None else special.encode()
 
 
 def _float8_text_shortest(v: Any) -> bytes:
-    v = float(v)
-    if v == 0.0:
-        return b"-0" if math.copysign(1.0, v) < 0 else b"0"
-    a = abs(v)
-    if 1e-4 <= a < 1e15:  # Python's repr is already fixed-point here, like PostgreSQL's
-        r = repr(v)
-        return (r[:-2] if r.endswith(".0") else r).encode()
-    special = _special_float(v)
-    if special is not None:
-        return special
-    return _shortest_exponent_form(v, repr(v), 15).encode()
-
-
-def _float4_shortest_str(v: float) -> str:
-    import numpy as np  # numpy knows the shortest round-trip digits of a float32
-    return np.format_float_scientific(np.float32(v), unique=True, trim="-")
+    return float8_text(v).encode()
 
 
 def _float4_text_shortest(v: Any) -> bytes:
-    v = float(v)
-    special = _special_float(v)
-    if special is not None:
-        return special
-    if v == 0.0:
-        return b"-0" if math.copysign(1.0, v) < 0 else b"0"
-    return _shortest_exponent_form(v, _float4_shortest_str(v), 6).encode()
+    return float4_text(v).encode()
 
 
 def _float_text_digits(digits: int) -> Encoder:
@@ -155,17 +115,11 @@ def _text_text(v: Any) -> bytes:
     return v.encode() if isinstance(v, str) else str(v).encode()
 
 
-def _trim_fraction(s: str) -> str:
-    """'12:00:00.500000' -> '12:00:00.5' (PostgreSQL drops trailing zeros of the fraction)."""
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return s
+_trim_fraction = trim_fraction
 
 
 def _timestamp_text(v: Any) -> bytes:
-    if isinstance(v, datetime) and v.tzinfo is not None:
-        v = v.astimezone(timezone.utc).replace(tzinfo=None)
-    return _trim_fraction(v.isoformat(sep=" ")).encode()
+    return timestamp_text(v).encode()
 
 
 def _format_offset(off: timedelta) -> str:

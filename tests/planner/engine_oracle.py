@@ -18,10 +18,12 @@ from catalog.items import ItemKind
 
 from dataflow.errors import SqlError
 from dataflow.exchange import LocalExchange
+from dataflow.pg_text import float4_text
 from dataflow.render import Dataflow
-from dataflow.types import arrow_schema
+from dataflow.types import TypeKind, arrow_schema
 from planner import parse, plan_statement
 from planner.statements import InsertPlan
+from server.adapter.finishing import expand, finish
 from tests.planner.planner_catalog import MemoryCatalog
 
 
@@ -52,26 +54,32 @@ class EngineDb:
             inputs[item.id] = pa.table(cols, schema=schema)
         df = Dataflow(p.plan, 0, LocalExchange())
         out = df.step({k: v for k, v in inputs.items() if k in df.inputs}, upper=1)
-        result = []
-        for row in out.to_pylist():
-            assert row["diff"] > 0, (sql, row)
-            vals = tuple(row[f"c{i}"] for i in range(len(p.columns)))
-            result.extend([vals] * row["diff"])
-        return result
+        if df.errors:
+            raise df.errors[0]
+        finishing = getattr(p, "finishing", None)
+        rows = finish(out, finishing) if finishing is not None else expand(out)
+        # A real is sent to clients as its shortest single-precision digits: read it back so.
+        reals = [i for i, c in enumerate(p.columns) if c.type.kind is TypeKind.FLOAT4]
+        if reals:
+            rows = [tuple(float(float4_text(v)) if i in reals and v is not None else v for i, v in enumerate(r))
+                    for r in rows]
+        return rows
 
-    def answer(self, sql: str) -> list[tuple] | str:
-        """Rows, or the SQLSTATE of the error."""
+    def answer(self, sql: str, ordered: bool = False) -> list[tuple] | str:
+        """Rows (in order when `ordered`, else as a sorted multiset), or the SQLSTATE of the error."""
         try:
-            return norm(self.rows(sql))
+            rows = self.rows(sql)
+            return [tuple(_value(x) for x in r) for r in rows] if ordered else norm(rows)
         except SqlError as e:
             return e.sqlstate
 
 
-def pg_answer(conn, sql: str) -> list[tuple] | str:
+def pg_answer(conn, sql: str, ordered: bool = False) -> list[tuple] | str:
     """PostgreSQL's rows (psycopg connection, autocommit), or the SQLSTATE of its error."""
     import psycopg
     try:
-        return norm(conn.execute(sql).fetchall())
+        rows = conn.execute(sql).fetchall()
+        return [tuple(_value(x) for x in r) for r in rows] if ordered else norm(rows)
     except psycopg.Error as e:
         return e.sqlstate
 

@@ -1,0 +1,91 @@
+"""PostgreSQL's text forms of floats and timestamps, shared by the wire codec (result output) and
+the engine's casts to text, so `x::text` and the value a client receives are the same string.
+
+Floats print their shortest round-trip digits (PostgreSQL's Ryu output, extra_float_digits >= 1):
+fixed notation when -4 <= exponent < 15 (float8) or 6 (float4), else d.ddde+XX.
+
+>>> float8_text(1e-05), float8_text(123456789012345.6), float4_text(12345679.0)
+('1e-05', '123456789012345.6', '1.2345679e+07')
+>>> timestamp_text(dt.datetime(2024, 1, 2, 3, 4, 5, 500000))
+'2024-01-02 03:04:05.5'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+
+def _shortest_exponent_form(s: str, max_fixed_exp: int) -> str:
+    """Shortest round-trip digits `s` laid out as PostgreSQL does: fixed notation when
+    -4 <= exponent < max_fixed_exp, else d.ddde+XX with at least two exponent digits."""
+    sign, digits, exp = Decimal(s).normalize().as_tuple()
+    ds = "".join(map(str, digits))
+    e10 = exp + len(ds) - 1  # decimal exponent of the first digit
+    prefix = "-" if sign else ""
+    if -4 <= e10 < max_fixed_exp:
+        if exp >= 0:
+            return prefix + ds + "0" * exp
+        point = len(ds) + exp
+        if point > 0:
+            return prefix + ds[:point] + "." + ds[point:]
+        return prefix + "0." + "0" * (-point) + ds
+    mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
+    return f"{prefix}{mant}e{'-' if e10 < 0 else '+'}{abs(e10):02d}"
+
+
+def special_float_text(v: float) -> str | None:
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return None
+
+
+def float8_text(v: Any) -> str:
+    v = float(v)
+    if v == 0.0:
+        return "-0" if math.copysign(1.0, v) < 0 else "0"
+    a = abs(v)
+    if 1e-4 <= a < 1e15:  # Python's repr is already fixed-point here, like PostgreSQL's
+        r = repr(v)
+        return r[:-2] if r.endswith(".0") else r
+    special = special_float_text(v)
+    if special is not None:
+        return special
+    return _shortest_exponent_form(repr(v), 15)
+
+
+def float4_text(v: Any) -> str:
+    v = float(v)
+    special = special_float_text(v)
+    if special is not None:
+        return special
+    if v == 0.0:
+        return "-0" if math.copysign(1.0, v) < 0 else "0"
+    # NumPy knows the shortest digits that round-trip through single precision.
+    return _shortest_exponent_form(np.format_float_scientific(np.float32(v), unique=True, trim="-"), 6)
+
+
+def trim_fraction(s: str) -> str:
+    """'12:00:00.500000' -> '12:00:00.5' (PostgreSQL drops trailing zeros of the fraction)."""
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def timestamp_text(v: dt.datetime) -> str:
+    if v.tzinfo is not None:
+        v = v.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    return trim_fraction(v.isoformat(sep=" "))
+
+
+def timestamptz_text_utc(v: dt.datetime) -> str:
+    """A timestamptz in the UTC session zone: '2024-01-02 03:04:05+00'."""
+    if v.tzinfo is not None and v.tzinfo is not dt.timezone.utc:
+        v = v.astimezone(dt.timezone.utc)
+    return trim_fraction(v.replace(tzinfo=None).isoformat(sep=" ")) + "+00"
