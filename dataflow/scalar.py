@@ -78,6 +78,9 @@ def compile_expr(expr: ScalarExpr) -> Evaluator:
     if isinstance(expr, Cast):
         inner = compile_expr(expr.arg)
         target = expr.type
+        if expr.arg.type.kind is TypeKind.BPCHAR and target.kind is not TypeKind.BPCHAR:
+            # character(n) -> anything else reads the value without its padding.
+            return lambda t: cast_array(pc.utf8_rtrim(_arr(inner(t)), characters=" "), target)
         return lambda t: cast_array(inner(t), target)
     if isinstance(expr, If):
         return _compile_if(expr)
@@ -694,6 +697,36 @@ def _invalid_text(t: SqlType, value: str) -> SqlError:
     return SqlError(code, f'invalid input syntax for type {t.name if t.kind is not TypeKind.NUMERIC else "numeric"}: "{value}"')
 
 
+def fit_length_array(arr: pa.Array, t: SqlType) -> pa.Array:
+    """Strings as values of varchar(n) / character(n) after an explicit cast: cut to n
+    characters, and character(n) padded with blanks to n (`planner.casts.fit_length`)."""
+    n = t.length
+    if n is None:
+        return arr
+    if (pc.max(pc.utf8_length(arr)).as_py() or 0) > n:
+        arr = pc.utf8_slice_codeunits(arr, 0, n)
+    return pc.utf8_rpad(arr, width=n, padding=" ") if t.kind is TypeKind.BPCHAR else arr
+
+
+def check_fits(arr: pa.Array, length: int, type_name: str) -> None:
+    """Storing into varchar(n) / character(n): a value longer than n (blanks beyond n aside)
+    is 22001, as in PostgreSQL."""
+    longest = pc.max(pc.utf8_length(pc.utf8_rtrim(arr, characters=" "))).as_py()
+    if longest is not None and longest > length:
+        raise SqlError(SqlState.STRING_DATA_RIGHT_TRUNCATION, f"value too long for type {type_name}")
+
+
+def _check_length(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """`check_length(value, n, type name)`: check_fits; the Cast around this call (planned by
+    `planner.scalar.coerce`) then cuts the blanks and pads."""
+    arr = _to_text(vals[0])
+    check_fits(arr, expr.args[1].value, expr.args[2].value)
+    return arr
+
+
+_FUNCS["check_length"] = _check_length
+
+
 # Types whose Arrow text form is not PostgreSQL's (exponent thresholds, 'nan', '.000000').
 _TEXT_FORMATS = {pa.float64(): float8_text, pa.float32(): float4_text}
 
@@ -716,15 +749,14 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
         return pa.nulls(len(arr), target)
     if t.is_text:
         if pa.types.is_string(src) or pa.types.is_large_string(src):
-            return arr.cast(pa.string())
-        if pa.types.is_boolean(src):
-            return pc.if_else(arr, "true", "false")
+            return fit_length_array(arr.cast(pa.string()), t)
         formatter = _TEXT_FORMATS.get(src)
         if formatter is None and pa.types.is_timestamp(src):
             formatter = timestamptz_text_utc if src.tz else timestamp_text
         if formatter is not None:
-            return _format_distinct(arr, formatter)
-        return arr.cast(pa.string())
+            return fit_length_array(_format_distinct(arr, formatter), t)
+        return fit_length_array(pc.if_else(arr, "true", "false") if pa.types.is_boolean(src)
+                                else arr.cast(pa.string()), t)
     if pa.types.is_string(src):
         return _cast_from_text(arr, t)
     if t.is_integer:

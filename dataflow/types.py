@@ -27,6 +27,7 @@ class TypeKind(str, Enum):
     NUMERIC = "numeric"
     TEXT = "text"
     VARCHAR = "varchar"
+    BPCHAR = "bpchar"  # character(n): blank-padded to n; trailing blanks are insignificant
     TIMESTAMP = "timestamp"
     TIMESTAMPTZ = "timestamptz"
     DATE = "date"
@@ -47,6 +48,7 @@ _OIDS = {
     TypeKind.NUMERIC: 1700,
     TypeKind.TEXT: 25,
     TypeKind.VARCHAR: 1043,
+    TypeKind.BPCHAR: 1042,
     TypeKind.TIMESTAMP: 1114,
     TypeKind.TIMESTAMPTZ: 1184,
     TypeKind.DATE: 1082,
@@ -63,6 +65,7 @@ _PG_NAMES = {
     TypeKind.NUMERIC: "numeric",
     TypeKind.TEXT: "text",
     TypeKind.VARCHAR: "character varying",
+    TypeKind.BPCHAR: "character",
     TypeKind.TIMESTAMP: "timestamp without time zone",
     TypeKind.TIMESTAMPTZ: "timestamp with time zone",
     TypeKind.DATE: "date",
@@ -72,7 +75,8 @@ _PG_NAMES = {
 
 @dataclass(frozen=True)
 class SqlType:
-    """A SQL type; `precision`/`scale` only for numeric (None scale = unconstrained)."""
+    """A SQL type; `precision`/`scale` only for numeric (None scale = unconstrained);
+    `precision` is the length n of varchar(n) and character(n) (None = no limit)."""
 
     kind: TypeKind
     precision: int | None = None
@@ -86,7 +90,14 @@ class SqlType:
     def name(self) -> str:
         if self.kind is TypeKind.NUMERIC and self.scale is not None:
             return f"numeric({self.precision},{self.scale})"
+        if self.kind in (TypeKind.VARCHAR, TypeKind.BPCHAR) and self.precision is not None:
+            return f"{_PG_NAMES[self.kind]}({self.precision})"
         return _PG_NAMES[self.kind]
+
+    @property
+    def length(self) -> int | None:
+        """The n of varchar(n) / character(n)."""
+        return self.precision if self.kind in (TypeKind.VARCHAR, TypeKind.BPCHAR) else None
 
     @property
     def arrow(self) -> pa.DataType:
@@ -105,7 +116,7 @@ class SqlType:
             return pa.float64()
         if k is TypeKind.NUMERIC:
             return pa.decimal128(NUMERIC_MAX_PRECISION, self.effective_scale)
-        if k in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.UNKNOWN):
+        if k in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN):
             return pa.string()
         if k is TypeKind.TIMESTAMP:
             return pa.timestamp("us")
@@ -129,7 +140,7 @@ class SqlType:
 
     @property
     def is_text(self) -> bool:
-        return self.kind in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.UNKNOWN)
+        return self.kind in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN)
 
     def __str__(self) -> str:
         return self.name
@@ -144,6 +155,7 @@ FLOAT8 = SqlType(TypeKind.FLOAT8)
 NUMERIC = SqlType(TypeKind.NUMERIC)
 TEXT = SqlType(TypeKind.TEXT)
 VARCHAR = SqlType(TypeKind.VARCHAR)
+BPCHAR = SqlType(TypeKind.BPCHAR)
 TIMESTAMP = SqlType(TypeKind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(TypeKind.TIMESTAMPTZ)
 DATE = SqlType(TypeKind.DATE)
@@ -158,6 +170,14 @@ def numeric(precision: int | None = None, scale: int | None = None) -> SqlType:
     if precision is None:
         return NUMERIC
     return SqlType(TypeKind.NUMERIC, precision, 0 if scale is None else scale)
+
+
+def varchar(length: int | None = None) -> SqlType:
+    return SqlType(TypeKind.VARCHAR, length)
+
+
+def bpchar(length: int | None = 1) -> SqlType:
+    return SqlType(TypeKind.BPCHAR, length)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,20 @@ def text_of(value: Any, src: SqlType) -> str:
     return str(value)
 
 
+def fit_length(s: str, t: SqlType, assignment: bool = False) -> str:
+    """A string as a value of varchar(n) / character(n): an explicit cast cuts it to n
+    characters (and character(n) pads it to n); storing it in a column (`assignment`) refuses a
+    longer value with 22001 unless only blanks are beyond n, as PostgreSQL does."""
+    n = t.length
+    if n is None:
+        return s
+    if len(s) > n:
+        if assignment and len(s.rstrip(" ")) > n:
+            raise SqlError(SqlState.STRING_DATA_RIGHT_TRUNCATION, f"value too long for type {t.name}")
+        s = s[:n]
+    return s.ljust(n) if t.kind is TypeKind.BPCHAR else s
+
+
 def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
     """Cast a Python value of type `src` to `dst`. NULL (None) stays NULL."""
     if value is None:
@@ -88,8 +102,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         src = _type_of_python(value)
     if src.is_text:
         s = value
+        if src.kind is TypeKind.BPCHAR and dst.kind is not TypeKind.BPCHAR:
+            s = s.rstrip(" ")  # character(n) -> text drops the padding
         if dst.is_text:
-            return s
+            return fit_length(s, dst)
         st = s.strip()
         if k in _INT_RANGE:
             try:
@@ -133,7 +149,7 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
                     raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
                                    f'invalid input syntax for type date: "{s}"') from None
     if dst.is_text:
-        return text_of(value, src)
+        return fit_length(text_of(value, src), dst)
     if k in _INT_RANGE:
         if isinstance(value, bool):
             return int(value)

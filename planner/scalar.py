@@ -20,7 +20,7 @@ from sqlglot import exp
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.types import (BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind)
-from planner.casts import cast_value
+from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
 from planner.patterns import check_regex, similar_to_regex
 from planner.scope import Scope
@@ -45,6 +45,18 @@ def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",
     Literals are cast now, so bad constants fail at plan time with the proper SQLSTATE."""
     if e.type == t:
         return e
+    if t.length is not None and mode != "explicit":
+        # A length (varchar(n), character(n)) is applied only by explicit casts (which cut)
+        # and by storing into a column (which refuses a longer value); elsewhere the value
+        # keeps its length, as in PostgreSQL (`c = 'abcd'` is false for c character(3)).
+        unlimited = coerce(e, SqlType(t.kind), ctx, mode, column)
+        if mode != "assignment":
+            return unlimited
+        if isinstance(unlimited, Literal):
+            v = unlimited.value
+            return Literal(None if v is None else fit_length(v, t, assignment=True), t)
+        return Cast(Call("check_length", (unlimited, Literal(t.length, INT4), Literal(t.name, TEXT)),
+                         unlimited.type), t)
     if isinstance(e, Literal) and e.type.kind is TypeKind.UNKNOWN:
         v = e.value
         if isinstance(v, ParamSlot):
@@ -205,7 +217,10 @@ class ScalarLowerer:
             return self._between(node)
         if isinstance(node, (exp.Like, exp.ILike)):
             fn = "like" if isinstance(node, exp.Like) else "ilike"
-            call = Call(fn, (self.text_arg(node.this, fn), self.text_arg(node.expression, fn)), BOOL)
+            subject = self.lower(node.this)
+            if subject.type.kind is not TypeKind.BPCHAR:  # LIKE sees character(n)'s padding
+                subject = self.text_arg(node.this, fn)
+            call = Call(fn, (subject, self.text_arg(node.expression, fn)), BOOL)
             # sqlglot marks `NOT LIKE`, `!~~` and `!~~*` with a flag instead of wrapping in NOT.
             return Call("not", (call,), BOOL) if node.args.get("negate") else call
         if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
@@ -327,6 +342,17 @@ class ScalarLowerer:
 
     def compare(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
         ctx = self.ctx
+        if TypeKind.BPCHAR in (l.type.kind, r.type.kind) and not (l.type == r.type and l.type.length):
+            # Trailing blanks of character(n) are insignificant: compare the values as text
+            # (the cast drops the padding). Two columns of one character(n) type are padded
+            # alike and compare directly (so they stay usable as join keys).
+            def as_text(e: ScalarExpr) -> ScalarExpr:
+                # A literal or varchar compared with a character(n) is compared as one (its
+                # trailing blanks do not count either: 'ab ' = 'ab'); text is compared as text.
+                if e.type.kind in (TypeKind.UNKNOWN, TypeKind.VARCHAR):
+                    e = coerce(e, SqlType(TypeKind.BPCHAR), ctx)
+                return coerce(e, TEXT, ctx)
+            l, r = as_text(l), as_text(r)
         if l.type.kind is TypeKind.UNKNOWN and r.type.kind is not TypeKind.UNKNOWN:
             l = coerce(l, r.type, ctx)
         elif r.type.kind is TypeKind.UNKNOWN and l.type.kind is not TypeKind.UNKNOWN:

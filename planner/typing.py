@@ -16,7 +16,7 @@ from sqlglot import exp
 from dataflow.errors import SqlError, SqlState
 from dataflow.types import (BOOL, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
-                            SqlType, TypeKind, numeric)
+                            BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
 DT = exp.DataType.Type
 
@@ -48,8 +48,25 @@ def type_from_ast(dt: exp.DataType) -> SqlType:
             raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
                            f"scale for type numeric must be between 0 and precision {precision}")
         return numeric(precision, scale)
+    if t is DT.DOUBLE and dt.expressions:
+        # float(p): p binary digits of precision; 1-24 is real, 25-53 double precision.
+        bits = int(dt.expressions[0].this.this)
+        if bits < 1:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "precision for type float must be at least 1 bit")
+        if bits > 53:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "precision for type float must be less than 54 bits")
+        return FLOAT4 if bits <= 24 else FLOAT8
+    if t is DT.BPCHAR and not dt.expressions:
+        return BPCHAR
+    if t in (DT.VARCHAR, DT.NVARCHAR, DT.CHAR, DT.NCHAR, DT.BPCHAR):
+        params = [int(p.this.this if isinstance(p.this, exp.Literal) else p.name) for p in dt.expressions]
+        char = t in (DT.CHAR, DT.NCHAR, DT.BPCHAR)
+        length = params[0] if params else (1 if char else None)
+        if length is not None and not 1 <= length <= 10_485_760:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
+                           f"length for type {'char' if char else 'varchar'} must be at least 1")
+        return bpchar(length) if char else varchar(length)
     if t in _SIMPLE:
-        # varchar(n)/char(n) lengths are accepted but not enforced (SqlType has no length).
         return _SIMPLE[t]
     raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"type {dt.sql(dialect='postgres').lower()} not yet supported")
 
@@ -78,6 +95,10 @@ def unify(types: list[SqlType]) -> SqlType | None:
         top = max(known, key=lambda t: _RANK[t.kind])
         return NUMERIC if top.kind is TypeKind.NUMERIC else top
     if all(t.is_text for t in known):
+        # character(n) values keep their padding in a UNION of characters, as in PostgreSQL.
+        for kind in (TypeKind.BPCHAR, TypeKind.VARCHAR):
+            if all(t.kind is kind for t in known):
+                return SqlType(kind)
         return TEXT
     if all(is_time(t) for t in known):
         if TypeKind.TIMESTAMPTZ in kinds:
@@ -159,7 +180,7 @@ def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
 
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
                                 TIMESTAMP, TIMESTAMPTZ, DATE)}
-OID_TYPES[1042] = TEXT  # bpchar
+OID_TYPES[1042] = BPCHAR
 OID_TYPES[18] = TEXT  # "char"
 OID_TYPES[19] = TEXT  # name
 

@@ -9,10 +9,10 @@ import io
 import struct
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from dataflow.errors import SqlError, SqlState
+from dataflow.scalar import cast_array, check_fits, fit_length_array
 from dataflow.types import SqlType
 
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\"}
@@ -37,19 +37,16 @@ def _unescape(field: str) -> str | None:
 
 
 def _cast(strings: list[pa.Array], types: list[SqlType]) -> list[pa.Array]:
+    """Text fields to column values with PostgreSQL's input rules (the engine's vectorised casts
+    from text), and varchar(n) / character(n) checked as when storing any value."""
     out = []
     for arr, t in zip(strings, types):
-        try:
-            if t.kind.value == "bool":
-                lowered = pc.utf8_lower(arr)
-                out.append(pc.is_in(lowered, value_set=pa.array(["t", "true", "yes", "on", "1"])).cast(pa.bool_())
-                           if arr.null_count == 0 else
-                           pc.if_else(pc.is_null(arr), pa.scalar(None, pa.bool_()),
-                                      pc.is_in(lowered, value_set=pa.array(["t", "true", "yes", "on", "1"]))))
-            else:
-                out.append(arr.cast(t.arrow))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-            raise SqlError(SqlState.INVALID_TEXT_REPRESENTATION, f"invalid input syntax for type {t.name}: {e}") from None
+        if t.length is None:
+            out.append(cast_array(arr, t))
+            continue
+        values = cast_array(arr, SqlType(t.kind))
+        check_fits(values, t.length, t.name)
+        out.append(fit_length_array(values, t))
     return out
 
 

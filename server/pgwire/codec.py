@@ -26,7 +26,7 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
 from dataflow.types import (BOOL, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
-                            TIMESTAMPTZ, UNKNOWN, VARCHAR, SqlType)
+                            TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType)
 
 Encoder = Callable[[Any], bytes]
 
@@ -274,6 +274,7 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     NUMERIC.oid: _numeric_binary,
     TEXT.oid: _text_text,
     VARCHAR.oid: _text_text,
+    BPCHAR.oid: _text_text,
     UNKNOWN.oid: _text_text,
     TIMESTAMP.oid: _timestamp_binary,
     TIMESTAMPTZ.oid: _timestamp_binary,
@@ -307,7 +308,7 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 # ---------------------------------------------------------------------------------------------
 
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
-                                       VARCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, UNKNOWN)}
+                                       VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, UNKNOWN)}
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
@@ -423,7 +424,7 @@ def _decode_binary(b: bytes, oid: int) -> Any:
         return v.replace(tzinfo=timezone.utc) if oid == TIMESTAMPTZ.oid else v
     if oid == DATE.oid and n == 4:
         return PG_EPOCH_DATE + timedelta(days=_I32.unpack(b)[0])
-    if oid in (TEXT.oid, VARCHAR.oid, UNKNOWN.oid, 0):
+    if oid in (TEXT.oid, VARCHAR.oid, BPCHAR.oid, UNKNOWN.oid, 0):
         return b.decode("utf-8")
     if oid not in _TYPE_NAMES:
         raise SqlError(SqlState.UNDEFINED_FUNCTION,

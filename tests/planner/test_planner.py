@@ -62,7 +62,7 @@ def test_create_table_columns_and_defaults(cat):
                   "d varchar(10), e date, f timestamptz, g numeric(5,2), h double precision, i boolean)")
     assert isinstance(p, CreateTablePlan) and p.if_not_exists and p.schema == "s" and p.name == "t"
     assert [c.type.name for c in p.columns] == [
-        "integer", "smallint", "real", "character varying", "date", "timestamp with time zone",
+        "integer", "smallint", "real", "character varying(10)", "date", "timestamp with time zone",
         "numeric(5,2)", "double precision", "boolean"]
     assert not p.columns[0].nullable and p.defaults[0].value == 1
     assert err(cat, "CREATE TABLE x (a int UNIQUE)") == "0A000"
