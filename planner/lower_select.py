@@ -21,7 +21,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project,
                            Threshold, TopK, Union_, output_types)
-from dataflow.types import INT8, Column, SqlType, TypeKind
+from dataflow.types import BOOL, INT8, Column, SqlType, TypeKind
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.rules.factor_disjunctions import factor_disjunctions
@@ -296,6 +296,9 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
     for li, ri in group.using:
         preds.append(lowerer.compare("eq", "=", ColumnRef(li, scope.columns[li].type),
                                      ColumnRef(ri, scope.columns[ri].type)))
+    if any(isinstance(p, Literal) and p.value is not True for p in preds):
+        # A condition that is false (or NULL) for every row: nothing else needs evaluating.
+        preds = [Literal(False, BOOL)]
     plan = _join(items, factor_disjunctions(preds))
     for key, sub in semijoins:
         plan = _semijoin(plan, len(scope.columns), key, sub, ctx)

@@ -25,7 +25,7 @@ from planner.context import ParamSlot, PlanContext
 from planner.patterns import check_regex, similar_to_regex
 from planner.scope import Scope
 from planner.typing import (assignment_castable, explicitly_castable, implicitly_castable,
-                            is_float, type_from_ast, unify)
+                            is_float, is_time, type_from_ast, unify)
 
 Hook = Callable[[exp.Expression], "ScalarExpr | None"]
 
@@ -191,6 +191,11 @@ class ScalarLowerer:
             name = "and" if isinstance(node, exp.And) else "or"
             args = (to_bool(self.lower(node.this), ctx, name.upper()),
                     to_bool(self.lower(node.expression), ctx, name.upper()))
+            # `x AND false` is false and `x OR true` true whatever x is: decided now, as
+            # PostgreSQL does, so x is never evaluated (and cannot raise an error).
+            decisive = name == "or"
+            if any(isinstance(a, Literal) and a.value is decisive for a in args):
+                return Literal(decisive, BOOL)
             return Call(name, args, BOOL)
         for cls, (fn, sym) in _ARITH.items():
             if type(node) is cls:
@@ -334,6 +339,8 @@ class ScalarLowerer:
         elif ru and l.type.is_numeric_family:
             r = coerce(r, l.type, ctx)
         if not (l.type.is_numeric_family and r.type.is_numeric_family):
+            if is_time(l.type) or is_time(r.type):
+                raise unsupported(f"date and time arithmetic ({sym})")
             raise _no_op(sym, resolve_unknown(l, ctx).type, resolve_unknown(r, ctx).type)
         t = unify([l.type, r.type])
         if t.kind is TypeKind.NUMERIC:
