@@ -34,7 +34,7 @@ from dataflow.decimal_util import (_checked, decimal_to_decimal, div_round, div_
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.types import SqlType, TypeKind
+from dataflow.types import DEFAULT_NUMERIC_SCALE, SqlType, TypeKind
 
 Evaluator = Callable[[pa.Table], pa.Array]
 
@@ -755,6 +755,12 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             formatter = timestamptz_text_utc if src.tz else timestamp_text
         if formatter is not None:
             return fit_length_array(_format_distinct(arr, formatter), t)
+        if pa.types.is_decimal(src) and src.scale == DEFAULT_NUMERIC_SCALE:
+            # Unconstrained numeric is stored at a fixed scale; its text is the value's own
+            # digits, as in query output (server/adapter/finishing.py).
+            digits = pc.replace_substring_regex(arr.cast(pa.string()), pattern=r"(\.[0-9]*[1-9])0+$|\.0+$",
+                                                replacement=r"\1")
+            return fit_length_array(digits, t)
         return fit_length_array(pc.if_else(arr, "true", "false") if pa.types.is_boolean(src)
                                 else arr.cast(pa.string()), t)
     if pa.types.is_string(src):

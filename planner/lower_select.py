@@ -21,7 +21,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project,
                            Threshold, TopK, Union_, output_types)
-from dataflow.types import BOOL, INT8, Column, SqlType, TypeKind
+from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.rules.factor_disjunctions import factor_disjunctions
@@ -668,11 +668,29 @@ def _order_limit(result: QueryResult, node: exp.Expression, ctx: PlanContext, to
 
 # ---- set operations and VALUES ----------------------------------------------------------------
 
-def _cast_columns(q: QueryResult, types: tuple[SqlType, ...], ctx: PlanContext) -> Plan:
+def _cast_columns(q: QueryResult, types: tuple[SqlType, ...], ctx: PlanContext,
+                  untyped: set[int] = frozenset()) -> Plan:
+    """The query's columns cast to `types`; an untyped literal's column (held as text) is read
+    as the target type, as the literal itself would have been."""
     if q.types == types:
         return q.plan
-    exprs = [coerce(ColumnRef(i, t), want, ctx) for i, (t, want) in enumerate(zip(q.types, types))]
+    exprs = [coerce(ColumnRef(i, t), want, ctx, mode="explicit" if i in untyped else "implicit")
+             for i, (t, want) in enumerate(zip(q.types, types))]
     return _project_exprs(q.plan, len(types), exprs)
+
+
+def _untyped_outputs(node: exp.Expression) -> set[int]:
+    """Positions of a SELECT's output columns that are bare NULLs or string literals."""
+    while isinstance(node, exp.Subquery):
+        node = node.this
+    if not isinstance(node, exp.Select) or any(isinstance(e, exp.Star) for e in node.expressions):
+        return set()
+    out = set()
+    for k, e in enumerate(node.expressions):
+        e = e.this if isinstance(e, exp.Alias) else e
+        if isinstance(e, exp.Null) or (isinstance(e, exp.Literal) and e.is_string):
+            out.add(k)
+    return out
 
 
 def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
@@ -681,12 +699,18 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
     right = plan_query(node.expression, ctx, top=False)
     if len(left.columns) != len(right.columns):
         raise SqlError(SqlState.SYNTAX_ERROR, f"each {op} query must have the same number of columns")
+    # A bare NULL or string literal in a branch's select list takes its type from the other
+    # branch (`SELECT i FROM t UNION ALL SELECT NULL`), as in PostgreSQL.
+    l_untyped, r_untyped = _untyped_outputs(node.this), _untyped_outputs(node.expression)
     types = []
-    for lc, rc in zip(left.columns, right.columns):
-        (_, _), t = coerce_all([Literal(None, lc.type), Literal(None, rc.type)], ctx, op)
-        types.append(t)
+    for k, (lc, rc) in enumerate(zip(left.columns, right.columns)):
+        lt = UNKNOWN if k in l_untyped else lc.type
+        rt = UNKNOWN if k in r_untyped else rc.type
+        (_, _), t = coerce_all([Literal(None, lt), Literal(None, rt)], ctx, op)
+        types.append(TEXT if t.kind is TypeKind.UNKNOWN else t)
     types = tuple(types)
-    l, r = _cast_columns(left, types, ctx), _cast_columns(right, types, ctx)
+    l = _cast_columns(left, types, ctx, l_untyped)
+    r = _cast_columns(right, types, ctx, r_untyped)
     distinct = node.args.get("distinct", True) is not False
     if op == "UNION":
         plan: Plan = Union_((l, r))
