@@ -34,7 +34,7 @@ from dataflow.decimal_util import (_checked, decimal_to_decimal, div_round, div_
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.types import DEFAULT_NUMERIC_SCALE, SqlType, TypeKind
+from dataflow.types import NUMERIC, SqlType, TypeKind
 
 Evaluator = Callable[[pa.Table], pa.Array]
 
@@ -81,6 +81,8 @@ def compile_expr(expr: ScalarExpr) -> Evaluator:
         if expr.arg.type.kind is TypeKind.BPCHAR and target.kind is not TypeKind.BPCHAR:
             # character(n) -> anything else reads the value without its padding.
             return lambda t: cast_array(pc.utf8_rtrim(_arr(inner(t)), characters=" "), target)
+        if expr.arg.type == NUMERIC and target.is_text:
+            return lambda t: fit_length_array(_unconstrained_numeric_text(_arr(inner(t))), target)
         return lambda t: cast_array(inner(t), target)
     if isinstance(expr, If):
         return _compile_if(expr)
@@ -697,6 +699,13 @@ def _invalid_text(t: SqlType, value: str) -> SqlError:
     return SqlError(code, f'invalid input syntax for type {t.name if t.kind is not TypeKind.NUMERIC else "numeric"}: "{value}"')
 
 
+def _unconstrained_numeric_text(arr: pa.Array) -> pa.Array:
+    """Unconstrained numeric is stored at a fixed scale; its text is the value's own digits,
+    as in query output (server/adapter/finishing.py)."""
+    return pc.replace_substring_regex(arr.cast(pa.string()), pattern=r"(\.[0-9]*[1-9])0+$|\.0+$",
+                                      replacement=r"\1")
+
+
 def fit_length_array(arr: pa.Array, t: SqlType) -> pa.Array:
     """Strings as values of varchar(n) / character(n) after an explicit cast: cut to n
     characters, and character(n) padded with blanks to n (`planner.casts.fit_length`)."""
@@ -755,12 +764,6 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             formatter = timestamptz_text_utc if src.tz else timestamp_text
         if formatter is not None:
             return fit_length_array(_format_distinct(arr, formatter), t)
-        if pa.types.is_decimal(src) and src.scale == DEFAULT_NUMERIC_SCALE:
-            # Unconstrained numeric is stored at a fixed scale; its text is the value's own
-            # digits, as in query output (server/adapter/finishing.py).
-            digits = pc.replace_substring_regex(arr.cast(pa.string()), pattern=r"(\.[0-9]*[1-9])0+$|\.0+$",
-                                                replacement=r"\1")
-            return fit_length_array(digits, t)
         return fit_length_array(pc.if_else(arr, "true", "false") if pa.types.is_boolean(src)
                                 else arr.cast(pa.string()), t)
     if pa.types.is_string(src):

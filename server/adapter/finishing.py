@@ -5,14 +5,14 @@ RowSetFinishing, done in environmentd)."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import pyarrow as pa
 
 from dataflow.batch import rows_of
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import DEFAULT_NUMERIC_SCALE
+from dataflow.types import DEFAULT_NUMERIC_SCALE, SqlType, TypeKind
 from planner.statements import Finishing
 
 
@@ -24,11 +24,17 @@ def _normalize(d: Decimal | None) -> Decimal | None:
     return n.quantize(Decimal(1)) if n.as_tuple().exponent > 0 else n
 
 
-def result_rows(batch: pa.Table) -> list[tuple[Any, ...]]:
-    """Row values as Python tuples, with unconstrained numerics trimmed of storage zeros."""
+def result_rows(batch: pa.Table, types: Sequence[SqlType] | None = None) -> list[tuple[Any, ...]]:
+    """Row values as Python tuples, with unconstrained numerics trimmed of storage zeros. With
+    `types` (the leading columns' SQL types), numeric(p, 16) keeps its 16 digits; without, any
+    decimal of the unconstrained storage scale is trimmed."""
     rows = rows_of(batch)
-    fixed = [i for i, f in enumerate(batch.schema)
-             if pa.types.is_decimal(f.type) and f.type.scale == DEFAULT_NUMERIC_SCALE and f.name.startswith("c")]
+
+    def unconstrained(i: int, f: pa.Field) -> bool:
+        if types is not None and i < len(types):
+            return types[i].kind is TypeKind.NUMERIC and types[i].scale is None
+        return pa.types.is_decimal(f.type) and f.type.scale == DEFAULT_NUMERIC_SCALE
+    fixed = [i for i, f in enumerate(batch.schema) if f.name.startswith("c") and unconstrained(i, f)]
     if not fixed or not rows:
         return rows
     out = []
@@ -40,14 +46,14 @@ def result_rows(batch: pa.Table) -> list[tuple[Any, ...]]:
     return out
 
 
-def expand(batch: pa.Table) -> list[tuple[Any, ...]]:
+def expand(batch: pa.Table, types: Sequence[SqlType] | None = None) -> list[tuple[Any, ...]]:
     """Rows repeated by their (positive) multiplicity."""
     diffs = batch.column("diff").to_numpy()
     if (diffs < 0).any():
         raise SqlError(SqlState.INTERNAL_ERROR, "invalid data: a row has negative multiplicity")
     if batch.num_rows and (diffs != 1).any():
         batch = batch.take(pa.array(np.repeat(np.arange(batch.num_rows), diffs)))
-    return result_rows(batch)
+    return result_rows(batch, types)
 
 
 def _sort(rows: list[tuple], order_by: tuple[tuple[int, bool, bool], ...]) -> list[tuple]:
@@ -64,8 +70,9 @@ def _sort(rows: list[tuple], order_by: tuple[tuple[int, bool, bool], ...]) -> li
     return rows
 
 
-def finish(batch: pa.Table, finishing: Finishing) -> list[tuple[Any, ...]]:
-    rows = expand(batch)
+def finish(batch: pa.Table, finishing: Finishing,
+           types: Sequence[SqlType] | None = None) -> list[tuple[Any, ...]]:
+    rows = expand(batch, types)
     if finishing.order_by:
         rows = _sort(rows, finishing.order_by)
     if finishing.offset:

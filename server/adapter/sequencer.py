@@ -198,7 +198,7 @@ class SlipstreamAdapter:
                 raise SqlError(SqlState.DATA_EXCEPTION,
                                f"Timestamp ({ts}) is later than the latest complete timestamp ({self.coord.read_ts()})")
         batch = await self.coord.peek(plan.plan, ts)
-        return finish(batch, plan.finishing)
+        return finish(batch, plan.finishing, [c.type for c in plan.columns])
 
     async def _copy_to(self, plan: CopyToPlan) -> Outcome:
         if plan.format == "binary":

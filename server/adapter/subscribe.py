@@ -72,7 +72,7 @@ async def subscribe_rows(coordinator, plan: SubscribePlan) -> AsyncIterator[list
                 batch = batch.sort_by([("time", "ascending")])
                 times = batch.column("time").to_pylist()
                 diffs = batch.column("diff").to_pylist()
-                values = result_rows(batch)
+                values = result_rows(batch, [c.type for c in plan.columns])
                 if plan.progress:
                     rows = [(Decimal(t), False, d) + v for t, d, v in zip(times, diffs, values)]
                 else:

@@ -57,7 +57,8 @@ class EngineDb:
         if df.errors:
             raise df.errors[0]
         finishing = getattr(p, "finishing", None)
-        rows = finish(out, finishing) if finishing is not None else expand(out)
+        types = [c.type for c in p.columns]
+        rows = finish(out, finishing, types) if finishing is not None else expand(out, types)
         # A real is sent to clients as its shortest single-precision digits: read it back so.
         reals = [i for i, c in enumerate(p.columns) if c.type.kind is TypeKind.FLOAT4]
         if reals:

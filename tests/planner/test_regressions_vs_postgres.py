@@ -10,11 +10,13 @@ import pytest
 from tests.planner.engine_oracle import EngineDb, pg_answer
 
 DDL = ["CREATE TABLE t (i int, j int, s text, f float8, r real, d numeric(10,2), b boolean, ts timestamp, "
-       "dt date, bi bigint, si smallint)"]
+       "dt date, bi bigint, si smallint)",
+       "CREATE TABLE n16 (x numeric(20,16), y numeric)"]
 DATA = ["INSERT INTO t VALUES (1, -7, 'Abc ', 1.5, 2.5, 3.25, true, '2024-01-02 03:04:05', '2024-02-29', "
         "9000000000, 3), (-3, 2, NULL, -0.0, NULL, -1.50, false, NULL, NULL, -1, -3), (NULL, 0, '', 'NaN', "
         "'Infinity', NULL, NULL, '1999-12-31 23:59:59.5', '2000-01-01', NULL, NULL), (7, 3, 'x''y', 1e300, 1e-30, "
-        "99999999.99, true, '2024-01-01', '2024-01-01', 0, 0)"]
+        "99999999.99, true, '2024-01-01', '2024-01-01', 0, 0)",
+        "INSERT INTO n16 VALUES (1.5, 1.5), (-2, 2.50), (NULL, 0.0001)"]
 
 QUERIES = [
     # Errors PostgreSQL raises (overflow, division by zero) and does not raise (decided at plan time).
@@ -35,6 +37,8 @@ QUERIES = [
     "SELECT count(*) FROM t a JOIN t b ON a.f = b.f",
     # min/max(boolean) does not exist in PostgreSQL.
     "SELECT min(b) FROM t",
+    # numeric(p, 16) keeps its 16 digits in output (only unconstrained numeric is trimmed).
+    "SELECT x, y, x::text FROM n16", "SELECT max(x), min(y) FROM n16",
     # Assorted expressions that already agreed, kept as a guard.
     "SELECT i / j, i % j FROM t WHERE j <> 0", "SELECT -7 / 2, -7 % 2, 7 % -2",
     "SELECT abs(j), abs(f), round(d), round(d, 1), floor(f), ceil(d) FROM t WHERE f < 1e10",
@@ -56,7 +60,7 @@ ORDERED = [
 @pytest.fixture(scope="module")
 def pg(pg_oracle):
     with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS t CASCADE")
+        conn.execute("DROP TABLE IF EXISTS t, n16 CASCADE")
         for s in DDL + DATA:
             conn.execute(s)
         yield conn
