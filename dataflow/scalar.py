@@ -693,10 +693,23 @@ def _first_bad(arr: pa.Array, ok: pa.Array) -> str:
     return arr.filter(bad)[0].as_py()
 
 
+_DATETIME_SHAPE = re.compile(r"^\s*\d{4,}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{1,2}(:\d{1,2}(\.\d+)?)?)?"
+                             r"\s*([+-]\d{1,2}(:?\d{2})?|Z)?\s*$")
+
+
+def datetime_input_error(t: SqlType, value: str) -> SqlError:
+    """PostgreSQL's error for a date/timestamp it cannot read: a well-formed value with a field
+    out of range ('2024-02-30', '25:00') is 22008, anything else 22007."""
+    if _DATETIME_SHAPE.match(value):
+        return SqlError(SqlState.DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{value}"')
+    return SqlError(SqlState.INVALID_DATETIME_FORMAT, f'invalid input syntax for type {t.name}: "{value}"')
+
+
 def _invalid_text(t: SqlType, value: str) -> SqlError:
-    code = SqlState.INVALID_DATETIME_FORMAT if t.kind in (
-        TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ) else SqlState.INVALID_TEXT_REPRESENTATION
-    return SqlError(code, f'invalid input syntax for type {t.name if t.kind is not TypeKind.NUMERIC else "numeric"}: "{value}"')
+    if t.kind in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
+        return datetime_input_error(t, value)
+    return SqlError(SqlState.INVALID_TEXT_REPRESENTATION,
+                    f'invalid input syntax for type {t.name if t.kind is not TypeKind.NUMERIC else "numeric"}: "{value}"')
 
 
 def _unconstrained_numeric_text(arr: pa.Array) -> pa.Array:

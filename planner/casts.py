@@ -16,6 +16,7 @@ from typing import Any
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
+from dataflow.scalar import datetime_input_error
 from dataflow.types import TEXT, SqlType, TypeKind
 
 _INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
@@ -58,8 +59,7 @@ def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
     try:
         v = dt.datetime.fromisoformat(text)
     except ValueError:
-        raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
-                       f'invalid input syntax for type {t.name}: "{s}"') from None
+        raise datetime_input_error(t, s) from None
     if t.kind is TypeKind.TIMESTAMPTZ:
         # Naive input is read in the session time zone, which is UTC.
         v = v.replace(tzinfo=dt.timezone.utc) if v.tzinfo is None else v.astimezone(dt.timezone.utc)
@@ -146,8 +146,7 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
                 try:
                     return dt.datetime.fromisoformat(st).date()
                 except ValueError:
-                    raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
-                                   f'invalid input syntax for type date: "{s}"') from None
+                    raise datetime_input_error(dst, s) from None
     if dst.is_text:
         return fit_length(text_of(value, src), dst)
     if k in _INT_RANGE:

@@ -127,7 +127,23 @@ _WALL_CLOCK = {"currenttimestamp": "now()", "currentdate": "current_date", "curr
                "localtimestamp": "localtimestamp", "now": "now()", "currentdatetime": "now()"}
 
 
+# PostgreSQL built-ins not implemented yet: refused as unsupported (0A000), not as unknown.
+_POSTGRES_FUNCTIONS = frozenset("""
+    sqrt cbrt power pow exp ln log log10 mod sign trunc pi degrees radians sin cos tan asin acos atan
+    atan2 div gcd lcm factorial random width_bucket scale position strpos left right repeat reverse
+    initcap lpad rpad split_part concat concat_ws md5 sha256 ascii chr translate octet_length
+    bit_length regexp_replace regexp_match regexp_matches regexp_split_to_array starts_with format
+    quote_ident quote_literal to_char to_number to_date to_timestamp date_trunc date_part extract
+    age now clock_timestamp statement_timestamp transaction_timestamp timeofday make_date
+    make_timestamp justify_days array_agg string_agg bool_and bool_or every stddev variance
+    stddev_pop stddev_samp var_pop var_samp generate_series unnest array_length cardinality
+    version current_database current_schema current_user session_user pg_typeof
+    """.split())
+
+
 def _no_func(name: str, args: list[ScalarExpr]) -> SqlError:
+    if name in _POSTGRES_FUNCTIONS:
+        return unsupported(f"function {name}")
     sig = ", ".join(a.type.name for a in args)
     return SqlError(SqlState.UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
                     hint="No function matches the given name and argument types. "
@@ -225,7 +241,11 @@ class ScalarLowerer:
             subject = self.lower(node.this)
             if subject.type.kind is not TypeKind.BPCHAR:  # LIKE sees character(n)'s padding
                 subject = self.text_arg(node.this, fn)
-            call = Call(fn, (subject, self.text_arg(node.expression, fn)), BOOL)
+            pattern = self.text_arg(node.expression, fn)
+            if isinstance(pattern, Literal) and isinstance(pattern.value, str) and \
+                    (len(pattern.value) - len(pattern.value.rstrip("\\"))) % 2:
+                raise SqlError("22025", "LIKE pattern must not end with escape character")
+            call = Call(fn, (subject, pattern), BOOL)
             # sqlglot marks `NOT LIKE`, `!~~` and `!~~*` with a flag instead of wrapping in NOT.
             return Call("not", (call,), BOOL) if node.args.get("negate") else call
         if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
@@ -459,6 +479,11 @@ class ScalarLowerer:
             if args:
                 raise _no_func(name, args)
             return Call("mz_now", (), INT8)
+        if name == "row":
+            raise unsupported("row constructors")
+        if not isinstance(node, exp.Anonymous):
+            # A function sqlglot knows by another name (StrPosition, ...): name it as written.
+            raise unsupported(f"function {node.sql(dialect='postgres').split('(')[0].strip().lower()}")
         raise _no_func(name, [resolve_unknown(a, ctx) for a in args])
 
 

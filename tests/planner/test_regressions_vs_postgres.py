@@ -39,6 +39,9 @@ QUERIES = [
     "SELECT min(b) FROM t",
     # numeric(p, 16) keeps its 16 digits in output (only unconstrained numeric is trimmed).
     "SELECT x, y, x::text FROM n16", "SELECT max(x), min(y) FROM n16",
+    # PostgreSQL's SQLSTATEs for bad patterns and dates.
+    "SELECT 'ab' LIKE 'a\\'", "SELECT '2024-02-30'::date", "SELECT '2024-01-01 25:00'::timestamp",
+    "SELECT 'yesterday-ish'::date",
     # Assorted expressions that already agreed, kept as a guard.
     "SELECT i / j, i % j FROM t WHERE j <> 0", "SELECT -7 / 2, -7 % 2, 7 % -2",
     "SELECT abs(j), abs(f), round(d), round(d, 1), floor(f), ceil(d) FROM t WHERE f < 1e10",
@@ -74,6 +77,14 @@ def db():
 @pytest.mark.parametrize("sql", QUERIES)
 def test_matches_postgres(sql, db, pg):
     assert db.answer(sql) == pg_answer(pg, sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT ROW(1, 2) = ROW(1, 2)", "SELECT sqrt(16)", "SELECT position('b' in 'abc')", "SELECT left('abc', 2)",
+    "SELECT concat('a', 'b')", "SELECT i FROM t WHERE (i, j) = (1, -7)",
+])
+def test_missing_postgres_features_are_refused_with_0A000(sql, db, pg):
+    assert db.answer(sql) == "0A000" and isinstance(pg_answer(pg, sql), list)
 
 
 @pytest.mark.parametrize("sql", ORDERED)
