@@ -24,6 +24,7 @@ from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, P
 from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
+from planner.outer_join import lower_outer_join
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)
 from planner.scope import Scope, ScopeColumn
@@ -333,63 +334,26 @@ def _semijoin(plan: Plan, width: int, key: ScalarExpr, sub: QueryResult, ctx: Pl
 
 
 def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None, ctx: PlanContext) -> _Item:
-    """LEFT / RIGHT / FULL JOIN ... ON, lowered to inner joins, a semijoin and NULL padding:
-
-        L LEFT JOIN R ON l.k = r.k AND <left-only> AND <right-only>
-          = (Lm JOIN Rm) UNION ALL ((L EXCEPT ALL (Lm SEMIJOIN Rm)) padded with NULLs)
-
-    where Lm, Rm are L and R filtered by the conditions on their own columns (a left row failing
-    its condition still appears, padded), and the semijoin joins Lm with the DISTINCT keys of Rm,
-    so a left row keeps its own multiplicity. NULL keys never match, as in SQL. Conditions that
-    compare the two sides other than by equality are not supported yet."""
+    """LEFT / RIGHT / FULL JOIN ... ON: the ON condition lowered over both sides, then
+    `planner.outer_join` builds it from inner joins, semijoins and NULL padding."""
     scope = left.scope + right.scope
-    n_left, n_right = len(left.scope.columns), len(right.scope.columns)
     lowerer = ScalarLowerer(scope, ctx, clause="JOIN/ON")
     preds: list[ScalarExpr] = []
     for cond in _conjuncts(on):
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in JOIN conditions")
+        if isinstance(cond, exp.In) and cond.args.get("query") is not None:
+            raise unsupported(f"IN (subquery) in the ON condition of a {side} JOIN")
         preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "JOIN/ON")))
     preds = factor_disjunctions(preds)
-    lkeys, rkeys, lconds, rconds = [], [], [], []
-    for p in preds:
-        cols = columns_used(p)
-        if isinstance(p, Call) and p.func == "eq" and all(isinstance(a, ColumnRef) for a in p.args):
-            a, b = p.args[0].index, p.args[1].index
-            if a >= n_left:
-                a, b = b, a
-            if a < n_left <= b and p.args[0].type == p.args[1].type:
-                lkeys.append(a)
-                rkeys.append(b - n_left)
-                continue
-        if all(c < n_left for c in cols):
-            lconds.append(p)
-        elif all(c >= n_left for c in cols):
-            rconds.append(shift(p, -n_left))
-        else:
-            raise unsupported(f"{side} JOIN with a condition comparing both sides other than by equality")
-    lm = Filter(left.plan, tuple(lconds)) if lconds else left.plan
-    rm = Filter(right.plan, tuple(rconds)) if rconds else right.plan
-    lkey, rkey = tuple(lkeys), tuple(rkeys)
-    inner = Join(lm, rm, lkey, rkey)
+    if any(isinstance(p, Literal) and p.value is not True for p in preds):
+        preds = [Literal(False, BOOL)]  # ON false / ON NULL: nothing matches
+    if any("mz_now" in repr(p) for p in preds):
+        raise unsupported(f"mz_now() in the ON condition of a {side} JOIN")
     left_types = tuple(c.type for c in left.scope.columns)
     right_types = tuple(c.type for c in right.scope.columns)
-
-    def unmatched(rows: Plan, eligible: Plan, own_key: tuple[int, ...], other: Plan,
-                  other_key: tuple[int, ...], width: int) -> Plan:
-        keys = Distinct(Project(other, other_key))
-        matched = Project(Join(eligible, keys, own_key, tuple(range(len(other_key)))), tuple(range(width)))
-        return Union_((rows, Negate(matched)))
-
-    parts: list[Plan] = [inner]
-    if side in ("LEFT", "FULL"):
-        rest = unmatched(left.plan, lm, lkey, rm, rkey, n_left)
-        parts.append(Map(rest, tuple(Literal(None, t) for t in right_types)))
-    if side in ("RIGHT", "FULL"):
-        rest = unmatched(right.plan, rm, rkey, lm, lkey, n_right)
-        padded = Map(rest, tuple(Literal(None, t) for t in left_types))
-        parts.append(Project(padded, tuple(range(n_right, n_right + n_left)) + tuple(range(n_right))))
-    return _Item(Union_(tuple(parts)), scope)
+    plan = lower_outer_join(left.plan, left_types, right.plan, right_types, side, preds)
+    return _Item(plan, scope)
 
 
 def shift(e: ScalarExpr, delta: int) -> ScalarExpr:

@@ -19,6 +19,9 @@ VIEWS = {
     "fj": "SELECT c.id, o.id AS oid FROM c FULL JOIN o ON o.cid = c.id",
     "agg": "SELECT c.id, count(o.id) AS n, sum(o.amount) AS total FROM c LEFT JOIN o ON o.cid = c.id GROUP BY c.id",
     "insub": "SELECT o.id, o.amount FROM o WHERE o.cid IN (SELECT c.id FROM c WHERE c.name = 'n1')",
+    # ON conditions beyond column equality: an expression key, a residual, a non-equi join.
+    "ljexpr": "SELECT c.id, o.id AS oid FROM c LEFT JOIN o ON o.cid + 1 = c.id + 1 AND o.amount > c.id * 5",
+    "rjlt": "SELECT c.id, o.id AS oid FROM c RIGHT JOIN o ON o.cid < c.id AND o.amount < 20",
 }
 
 
