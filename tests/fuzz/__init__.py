@@ -1,0 +1,1 @@
+"""Differential and metamorphic SQL fuzzing of Slipstream against PostgreSQL (see README.md)."""

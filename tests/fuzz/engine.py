@@ -1,0 +1,173 @@
+"""Running SQL on both systems and judging the answers.
+
+`Endpoint` wraps one psycopg connection (reconnecting when it breaks, cancelling statements
+that run too long); `judge` decides whether Slipstream's answer to a query matches
+PostgreSQL's.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+import psycopg
+
+from tests.fuzz.compare import (max_fraction_digits, multiset_eq, norm_oid, rel_tolerances,
+                                sequence_eq, show_rows)
+from tests.fuzz.sqlast import Query
+
+
+@dataclass
+class Result:
+    rows: list[tuple] | None = None
+    oids: list[int] = field(default_factory=list)
+    sqlstate: str | None = None
+    message: str | None = None
+    status: str | None = None       # command tag, for DML
+
+    @property
+    def ok(self) -> bool:
+        return self.sqlstate is None
+
+    def show(self, ordered: bool = False) -> str:
+        if not self.ok:
+            return f"ERROR {self.sqlstate}: {self.message}"
+        if self.rows is None:
+            return self.status or "OK"
+        if ordered:
+            from tests.fuzz.compare import _show
+            body = "; ".join("(" + ", ".join(_show(v) for v in r) + ")" for r in self.rows[:12])
+            return f"{len(self.rows)} row(s) in order: {body}" + (" ..." if len(self.rows) > 12 else "")
+        return show_rows(self.rows)
+
+
+class Endpoint:
+    """One connection to Slipstream or PostgreSQL."""
+
+    def __init__(self, dsn: str, name: str, timeout: float = 60.0):
+        self.dsn, self.name, self.timeout = dsn, name, timeout
+        self.conn: psycopg.Connection | None = None
+        self.statements = 0
+        self.seconds = 0.0
+
+    def connect(self) -> psycopg.Connection:
+        if self.conn is None or self.conn.closed:
+            self.conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=15,
+                                        prepare_threshold=None)
+        return self.conn
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def run(self, sql: str) -> Result:
+        conn = self.connect()
+        timer = threading.Timer(self.timeout, conn.cancel)
+        timer.start()
+        t0 = time.monotonic()
+        self.statements += 1
+        try:
+            cur = conn.execute(sql)
+            if cur.description is None:
+                return Result(status=cur.statusmessage)
+            rows = [tuple(r) for r in cur.fetchall()]
+            return Result(rows=rows, oids=[d.type_code for d in cur.description],
+                          status=cur.statusmessage)
+        except psycopg.Error as e:
+            state = e.sqlstate or ("57014" if isinstance(e, psycopg.errors.QueryCanceled) else "CONN")
+            msg = (e.diag.message_primary if e.diag and e.diag.message_primary else str(e)).strip()
+            if conn.closed or state == "CONN":
+                self.close()
+                state = state if state != "CONN" else "08000"
+            return Result(sqlstate=state, message=msg.splitlines()[0] if msg else "")
+        except (UnicodeDecodeError, ValueError, OverflowError) as e:   # undecodable value
+            return Result(sqlstate="XXDEC", message=f"client could not decode the result: {e}")
+        finally:
+            timer.cancel()
+            self.seconds += time.monotonic() - t0
+
+
+@dataclass
+class Verdict:
+    status: str            # ok | both_error | refused | documented | fail
+    kind: str = ""         # for fail: mismatch | types | width | ss_error | pg_error_only | ...
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "fail"
+
+
+# A Slipstream refusal of a numeric result it cannot represent (more than 16 fractional
+# digits): documented, see the brief in tests/fuzz/README.md.
+NUMERIC_DIGITS = 16
+
+
+def judge(q: Query | None, ss: Result, pg: Result, check_types: bool = True,
+          order: list | None = None, limit: bool | None = None, total: bool | None = None) -> Verdict:
+    """Compare Slipstream's result `ss` with PostgreSQL's `pg` for query q (its ORDER BY and
+    LIMIT decide how: ordered on a total order, else as multisets, else only the row count)."""
+    if not ss.ok and not pg.ok:
+        return Verdict("both_error")
+    if not ss.ok:
+        if ss.sqlstate == "0A000":
+            return Verdict("refused", detail=ss.message or "")
+        if ss.sqlstate == "22003" and pg.rows and max_fraction_digits(pg.rows) > NUMERIC_DIGITS:
+            return Verdict("documented", detail=f"numeric with more than {NUMERIC_DIGITS} "
+                                                "fractional digits")
+        return Verdict("fail", f"ss_error:{ss.sqlstate}", "Slipstream errors, PostgreSQL does not")
+    if not pg.ok:
+        if pg.sqlstate in ("57014", "0A000"):
+            # PostgreSQL timed out, or cannot run it (FULL JOIN on a condition that is not
+            # merge- or hash-joinable): nothing to compare against.
+            return Verdict("pg_unsupported", detail=pg.message or "")
+        if pg.sqlstate.startswith("22") and not ss.rows:
+            # PostgreSQL evaluates constant subexpressions while planning, so `1/0` errors
+            # there even over no rows; Slipstream evaluates per row.
+            return Verdict("pg_unsupported", detail="PostgreSQL folds a failing constant "
+                                                   f"({pg.sqlstate}), Slipstream has no rows")
+        return Verdict("fail", f"pg_error_only:{pg.sqlstate}", "PostgreSQL errors, Slipstream does not")
+    if ss.rows is None or pg.rows is None:
+        return Verdict("ok")
+    width = len(pg.oids)
+    if len(ss.oids) != width:
+        return Verdict("fail", "width", f"{len(ss.oids)} columns vs {width}")
+    rels = rel_tolerances(ss.oids, pg.oids, width)
+    if order is None:
+        order = q.order_by if q is not None else []
+    if limit is None:
+        limit = q is not None and (q.limit is not None or q.offset is not None)
+    if total is None:
+        total = q is not None and q.total_order()
+    if order and total:
+        if not sequence_eq(ss.rows, pg.rows, rels):
+            return Verdict("fail", "mismatch", "ordered results differ")
+    else:
+        if order:
+            idx = [k.pos - 1 for k in order]
+            keys = lambda rows: [tuple(r[i] for i in idx) for r in rows]  # noqa: E731
+            if not sequence_eq(keys(ss.rows), keys(pg.rows), [rels[i] for i in idx]):
+                return Verdict("fail", "order", "ORDER BY keys differ (order or values)")
+        if limit:
+            if len(ss.rows) != len(pg.rows):
+                return Verdict("fail", "mismatch", f"{len(ss.rows)} rows vs {len(pg.rows)}")
+        elif not multiset_eq(ss.rows, pg.rows, rels):
+            return Verdict("fail", "mismatch", "results differ")
+    if check_types:
+        a, b = [norm_oid(o) for o in ss.oids], [norm_oid(o) for o in pg.oids]
+        if a != b:
+            return Verdict("fail", "types", f"column types {ss.oids} vs {pg.oids}")
+    return Verdict("ok")
+
+
+_NORM = [(re.compile(r"'[^']*'"), "'…'"), (re.compile(r'"[^"]*"'), '"…"'),
+         (re.compile(r"\b\d+\b"), "N")]
+
+
+def normalize_message(msg: str) -> str:
+    for rx, rep in _NORM:
+        msg = rx.sub(rep, msg)
+    return msg
