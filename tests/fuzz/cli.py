@@ -36,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tlp-rate", type=float, default=0.3)
     p.add_argument("--shrink-seconds", type=float, default=60)
     p.add_argument("--max-failures", type=int, default=None)
+    p.add_argument("--lenient-errors", action="store_true",
+                   help="count, do not fail, Slipstream-only data errors (class 22): evaluation "
+                        "order differences")
     p.add_argument("--no-types", action="store_true", help="do not compare column types")
     p.add_argument("--features", default="",
                    help="comma list: 'known' avoids the known bugs; +name/-name toggles one of "
@@ -43,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
                         "unsupported, date_arith, set_ops, subqueries, aggregates")
     p.add_argument("--ss-dsn", help="use this Slipstream instead of starting one")
     p.add_argument("--pg-dsn", help="use this PostgreSQL instead of starting one")
+    p.add_argument("--slt-dir", type=Path,
+                   help="write each difference found as a sqllogictest file here, with the "
+                        "expected results from PostgreSQL")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
 
@@ -70,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         fz = Fuzzer(ss_dsn, pg_dsn, seed, features, queries_per_round=args.queries_per_round,
                     mv_per_round=args.views_per_round, mv_changes=args.changes,
                     tlp_rate=args.tlp_rate, shrink_seconds=args.shrink_seconds,
-                    check_types=not args.no_types, max_failures=args.max_failures, log=log)
+                    check_types=not args.no_types, lenient_errors=args.lenient_errors,
+                    max_failures=args.max_failures, log=log)
         t0 = time.monotonic()
         if args.round is not None:
             fz.round(args.round, only_query=args.query)
@@ -81,10 +88,25 @@ def main(argv: list[str] | None = None) -> int:
             summary = fz.run(seconds=args.seconds, rounds=args.rounds)
         fz.close()
         print(summary.report(), flush=True)
+        if args.slt_dir and summary.failures:
+            write_slt(args.slt_dir, summary, pg_dsn)
         return 1 if summary.failures else 0
     finally:
         for s in reversed(servers):
             s.stop()
+
+
+def write_slt(directory: Path, summary, pg_dsn: str) -> None:
+    import psycopg
+
+    from tests.fuzz.slt import complete_file
+    directory.mkdir(parents=True, exist_ok=True)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for i, f in enumerate(summary.failures, 1):
+            path = directory / f"fuzz-{summary.seed}-{i}.slt"
+            path.write_text(f.to_slt())
+            path.write_text(complete_file(conn, path))
+            print(f"[fuzz] wrote {path}", flush=True)
 
 
 if __name__ == "__main__":

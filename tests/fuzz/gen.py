@@ -30,7 +30,7 @@ KIND_WEIGHTS = [5, 2, 2, 3, 3, 1, 1]
 DEFAULT_TYPE = {"int": INT4, "numeric": NUMERIC, "float": FLOAT8, "text": TEXT, "bool": BOOL,
                 "date": DATE, "timestamp": TIMESTAMP}
 LIKE_PATTERNS = ["'%'", "'a%'", "'%a'", "'%b%'", "'_'", "'a_c'", "'A%'", "'%%'", "''", "'abc'",
-                 "'x\\%y'", "'%\\_%'", "'_%'", "'h%o'", "'%é%'"]
+                 "'x\\%y'", "'%\\_%'", "'_%'", "'h%o'", "'%€%'"]
 
 
 @dataclass

@@ -1,0 +1,23 @@
+"""The sqllogictest corpus (tests/fuzz/slt/*.slt) against Slipstream: regression cases, most of
+them minimised from differences the fuzzer found, with PostgreSQL's answers as the expected
+results (`python -m tests.fuzz.slt complete FILE` rewrites them from a fresh PostgreSQL)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fuzz.slt import run_file
+from tests.support.clients import psycopg_connect
+
+pytestmark = pytest.mark.e2e
+
+CORPUS = sorted((Path(__file__).parent / "slt").glob("*.slt"))
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+def test_slt_file(slipstream, path):
+    with psycopg_connect(slipstream) as conn:
+        result = run_file(conn, path)
+    assert not result.failures, "\n\n".join(o.message for o in result.failures)
