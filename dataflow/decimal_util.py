@@ -213,3 +213,26 @@ def i64_scaled_to_decimal(vals: np.ndarray, valid: np.ndarray, shift: int, scale
     mask = None if valid.all() else pa.array(valid).buffers()[1]
     return pa.Array.from_buffers(pa.decimal128(38, scale), n, [mask, pa.py_buffer(words)],
                                  null_count=int((~valid).sum()))
+
+
+def inexact_numeric() -> SqlError:
+    """A value unconstrained numeric cannot hold exactly: refused rather than rounded."""
+    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE,
+                    "value needs more than 16 digits after the decimal point, the most numeric keeps "
+                    "without a declared scale",
+                    hint="Round it (round(x, 16)) or declare the scale: numeric(p, s) rounds to s digits.")
+
+
+def check_exact_rescale(vals: np.ndarray, from_scale: int, to_scale: int) -> None:
+    """Raise `inexact_numeric` if lowering unscaled `vals` from `from_scale` to `to_scale` digits
+    would drop a non-zero digit (object or int64 arrays)."""
+    if to_scale >= from_scale or not len(vals):
+        return
+    step = 10 ** (from_scale - to_scale)
+    if step > 10 ** 18:
+        rem = np.array([int(v) % step for v in vals], dtype=object)  # beyond int64: exact Python ints
+    else:
+        rem = vals % (vals.dtype.type(step) if vals.dtype != object else step)
+    if (rem != 0).any():
+        raise inexact_numeric()
+

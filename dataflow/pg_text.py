@@ -67,8 +67,23 @@ def float4_text(v: Any) -> str:
         return special
     if v == 0.0:
         return "-0" if math.copysign(1.0, v) < 0 else "0"
-    # NumPy knows the shortest digits that round-trip through single precision.
-    return _shortest_exponent_form(np.format_float_scientific(np.float32(v), unique=True, trim="-"), 6)
+    return _shortest_exponent_form(_float4_digits(np.float32(v)), 6)
+
+
+def _float4_digits(a: np.float32) -> str:
+    """The shortest decimal that reads back as `a` without relying on a tie: PostgreSQL's Ryu
+    excludes the rounding interval's bounds, so 8999999488 (whose shortest digits '9e+09' lie
+    exactly halfway to the next float) prints as 8.999999e+09."""
+    s = np.format_float_scientific(a, unique=True, trim="-")
+    with np.errstate(over="ignore"):
+        neighbours = np.nextafter(a, np.float32(-np.inf)), np.nextafter(a, np.float32(np.inf))
+    exact = Decimal(float(a))
+    bounds = {(exact + Decimal(float(n))) / 2 for n in neighbours if np.isfinite(n)}
+    precision = len(s.split("e")[0].replace("-", "").replace(".", "")) - 1
+    while Decimal(s) in bounds and precision < 9:
+        precision += 1
+        s = np.format_float_scientific(a, unique=False, precision=precision, trim="-")
+    return s
 
 
 def trim_fraction(s: str) -> str:

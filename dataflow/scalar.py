@@ -21,17 +21,17 @@ comparisons of mz_now() with a row expression become temporal filters instead (s
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.decimal_util import (_checked, decimal_to_decimal, div_round, div_round_i64, from_unscaled,
+from dataflow.decimal_util import (_checked, check_exact_rescale, inexact_numeric, decimal_to_decimal, div_round, div_round_i64, from_unscaled,
                                    from_unscaled_i64, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64)
-from dataflow.errors import SqlError, SqlState
+from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.types import NUMERIC, SqlType, TypeKind
@@ -271,6 +271,8 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
         x, y = rescale(va, sa, common), rescale(vb, sb, common)
         r = rescale(x + y if op == "add" else x - y, common, s)
     elif op == "mul":
+        if out.scale is None:  # the exact product must fit unconstrained numeric's 16 digits
+            check_exact_rescale(np.where(valid, va * vb, 0), sa + sb, s)
         r = rescale(va * vb, sa + sb, s)
     elif op == "div":
         zero = (vb == 0) & valid
@@ -310,7 +312,10 @@ def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Ar
             r = _checked(pc.add_checked if op == "add" else pc.subtract_checked, x, y)
             r = rescale_i64(r, common, s)
         elif op == "mul":
-            r = rescale_i64(_checked(pc.multiply_checked, va, vb), sa + sb, s)
+            product = _checked(pc.multiply_checked, va, vb)
+            if out.scale is None:
+                check_exact_rescale(np.where(valid, product, 0), sa + sb, s)
+            r = rescale_i64(product, sa + sb, s)
         else:
             if ((vb == 0) & valid).any():
                 raise _div_zero()
@@ -802,19 +807,39 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             raise _out_of_range(t) from None
     if k is TypeKind.NUMERIC:
         if pa.types.is_floating(src):
-            bad = pc.is_inf(arr.cast(pa.float64()))
-            if _mask(bad).any():
-                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "cannot convert infinity to numeric")
-            s = t.effective_scale
-            as_text = pc.round(arr.cast(pa.float64()), s, round_mode="half_to_even").cast(pa.string())
+            if _mask(pc.is_inf(arr.cast(pa.float64()))).any():
+                raise unsupported("infinite numeric values")
+            if _mask(pc.is_nan(arr.cast(pa.float64()))).any():
+                raise unsupported("NaN as a numeric value")
+            # PostgreSQL converts a real through its 6 significant digits, a double through 15.
+            fmt = ".6g" if pa.types.is_float32(src) else ".15g"
+            as_text = _format_distinct(arr.cast(pa.float64()), lambda v: format(v, fmt))
             return _cast_from_text(as_text, t)
         return decimal_to_decimal(arr, t.effective_scale, t.precision or 38)
     if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
-        return arr.cast(target, safe=False)
+        if pa.types.is_decimal(src):
+            # Through the exact digits, as PostgreSQL reads a numeric as a float (correctly
+            # rounded; Arrow's decimal -> float divides in floating point).
+            return cast_array(arr.cast(pa.string()), t)
+        return checked_float(arr, arr.cast(target, safe=False), t)
     try:
         return arr.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise SqlError("42846", f"cannot cast type {src} to {t.name}") from None
+
+
+def checked_float(src: pa.Array, out: pa.Array, t: SqlType) -> pa.Array:
+    """`out` (src cast to float4/float8), refusing values the cast pushed out of range: a finite
+    value that became infinite (overflow) or a non-zero one that became zero (underflow), as
+    PostgreSQL does (22003)."""
+    if not pa.types.is_floating(src.type) or (pa.types.is_float64(src.type) and t.kind is TypeKind.FLOAT8):
+        return out
+    s64, o64 = src.cast(pa.float64()), out.cast(pa.float64())
+    if _mask(pc.and_(pc.is_inf(o64), pc.invert(pc.is_inf(s64)))).any():
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    if _mask(pc.and_(pc.equal(o64, 0.0), pc.not_equal(s64, 0.0))).any():
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    return out
 
 
 def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
@@ -836,15 +861,22 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     if k is TypeKind.NUMERIC:
         ok = pc.match_substring_regex(arr, _NUM_RE)
         if _mask(pc.and_(arr.is_valid(), pc.invert(pc.fill_null(ok, True)))).any():
+            if _mask(pc.match_substring_regex(arr, r"(?i)^\s*[+-]?(inf|infinity|nan)\s*$")).any():
+                raise unsupported("NaN and infinite numeric values")
             raise _invalid_text(t, _first_bad(arr, ok))
-        # Not a hot path: parse exactly with Python's Decimal, then round to the scale.
+        # Not a hot path: parse exactly with Python's Decimal, then round to the scale (or, for
+        # unconstrained numeric, refuse what its 16 fractional digits cannot hold exactly).
         s = t.effective_scale
         q = Decimal(1).scaleb(-s)
         try:
-            vals = [None if x is None else Decimal(x.strip()).quantize(q, rounding="ROUND_HALF_UP")
-                    for x in arr.to_pylist()]
+            with localcontext() as ctx:
+                ctx.prec = 80
+                exact = [None if x is None else Decimal(x.strip()) for x in arr.to_pylist()]
+                vals = [None if d is None else d.quantize(q, rounding="ROUND_HALF_UP") for d in exact]
         except InvalidOperation:
             raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow") from None
+        if t.scale is None and any(d is not None and d != v for d, v in zip(exact, vals)):
+            raise inexact_numeric()
         try:
             res = pa.array(vals, pa.decimal128(38, s))
         except (pa.ArrowInvalid, OverflowError):
@@ -852,10 +884,18 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         return conform(res, t)
     if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
         try:
-            return pc.utf8_trim_whitespace(arr).cast(target)
+            wide = pc.utf8_trim_whitespace(arr).cast(pa.float64())
         except pa.ArrowInvalid:
             ok = pc.match_substring_regex(arr, _NUM_RE + r"|^\s*[+-]?(?i:inf|infinity|nan)\s*$")
             raise _invalid_text(t, _first_bad(arr, ok)) from None
+        # '1e999' reads as infinity and '1e-999' as 0: PostgreSQL refuses both.
+        spelled_inf = pc.match_substring_regex(arr, r"(?i)inf")
+        lost = pc.or_(pc.and_(pc.is_inf(wide), pc.invert(spelled_inf)),
+                      pc.and_(pc.equal(wide, 0.0), pc.match_substring_regex(arr, r"[1-9][^eE]*([eE]|$)")))
+        if _mask(lost).any():
+            bad = arr.filter(pc.fill_null(lost, False))[0].as_py().strip()
+            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f'"{bad}" is out of range for type {t.name}')
+        return checked_float(wide, wide.cast(target, safe=False), t) if k is TypeKind.FLOAT4 else wide
     if k is TypeKind.BOOL:
         low = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
         is_t = pc.is_in(low, pa.array(sorted(_TRUE)))

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from typing import Any
 
-from dataflow.errors import SqlError, SqlState
+from dataflow.decimal_util import inexact_numeric
+from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.scalar import datetime_input_error
-from dataflow.types import TEXT, SqlType, TypeKind
+from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
 
 _INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
               TypeKind.INT4: (-(2 ** 31), 2 ** 31 - 1, "integer"),
@@ -41,11 +42,25 @@ def _check_int(v: int, t: SqlType) -> int:
 
 
 def _to_numeric(d: Decimal, t: SqlType) -> Decimal:
-    if not d.is_finite():
-        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow")
+    if d.is_nan():
+        raise unsupported("NaN as a numeric value")
+    if d.is_infinite():
+        raise unsupported("infinite numeric values")
     if t.scale is None:
+        # Unconstrained numeric holds 16 fractional and 22 integer digits (decimal128(38, 16)):
+        # a value it cannot hold exactly is refused, never rounded.
+        if d != 0 and d.adjusted() >= NUMERIC_MAX_PRECISION - DEFAULT_NUMERIC_SCALE:
+            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format",
+                           detail=f"numeric without a declared scale holds at most "
+                                  f"{NUMERIC_MAX_PRECISION - DEFAULT_NUMERIC_SCALE} digits before the decimal point.")
+        with localcontext() as c:
+            c.prec = 2 * NUMERIC_MAX_PRECISION
+            if d != d.quantize(Decimal(1).scaleb(-DEFAULT_NUMERIC_SCALE), rounding=ROUND_HALF_UP):
+                raise inexact_numeric()
         return d
-    q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
+    with localcontext() as c:
+        c.prec = 2 * NUMERIC_MAX_PRECISION
+        q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
     int_digits = len(q.as_tuple().digits) - t.scale if q != 0 else 0
     if int_digits > t.precision - t.scale:
         raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
@@ -77,6 +92,21 @@ def text_of(value: Any, src: SqlType) -> str:
     if isinstance(value, dt.datetime):
         return timestamptz_text_utc(value) if value.tzinfo is not None else timestamp_text(value)
     return str(value)
+
+
+def _to_float(v: float, t: SqlType) -> float:
+    """A double as a value of `t`: real rounds it to single precision (refusing what single
+    precision cannot hold, as PostgreSQL does)."""
+    if t.kind is not TypeKind.FLOAT4:
+        return v
+    import numpy as np
+    with np.errstate(over="ignore", under="ignore"):
+        single = float(np.float32(v))
+    if math.isinf(single) and not math.isinf(v):
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    if single == 0.0 and v != 0.0:
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    return single
 
 
 def fit_length(s: str, t: SqlType, assignment: bool = False) -> str:
@@ -118,7 +148,7 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             except InvalidOperation:
                 raise _bad_text(dst, s) from None
             if d.is_nan():
-                return d
+                raise unsupported("NaN as a numeric value")
             return _to_numeric(d, dst)
         if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
             low = st.lower()
@@ -127,9 +157,13 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             if low in ("-infinity", "-inf"):
                 return -math.inf
             try:
-                return float(st)
+                v = float(st)
             except ValueError:
                 raise _bad_text(dst, s) from None
+            if math.isinf(v) and "inf" not in low or (v == 0.0 and any(c in "123456789" for c in
+                                                                     low.split("e")[0])):
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f'"{st}" is out of range for type {dst.name}')
+            return _to_float(v, dst)
         if k is TypeKind.BOOL:
             low = st.lower()
             if low in _TRUE:
@@ -162,11 +196,14 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
     if k is TypeKind.NUMERIC:
         if isinstance(value, float):
             if math.isnan(value):
-                return Decimal("NaN")
-            value = Decimal(repr(value))
+                raise unsupported("NaN as a numeric value")
+            if math.isinf(value):
+                raise unsupported("infinite numeric values")
+            # PostgreSQL converts a real through its 6 significant digits, a double through 15.
+            value = Decimal(format(value, ".6g" if src.kind is TypeKind.FLOAT4 else ".15g"))
         return _to_numeric(Decimal(value), dst)
     if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
-        return float(value)
+        return _to_float(float(value), dst)
     if k is TypeKind.BOOL:
         if isinstance(value, bool):
             return value

@@ -112,6 +112,8 @@ def literal_of(node: exp.Literal) -> Literal:
             return Literal(v, INT4)
         if v < 2 ** 63:
             return Literal(v, INT8)
+    # Exact for now: whether numeric's storage can hold it is checked once the literal's final
+    # type is known (`planner.rules.numeric_literals`); `1e300` compared with a float is fine.
     return Literal(Decimal(text), NUMERIC)
 
 

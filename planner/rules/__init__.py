@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dataflow.plan import Plan
+from planner.rules.numeric_literals import check_numeric_literals
 from planner.rules.prune_columns import prune_columns
 from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeletePlan, InsertPlan,
                                 SelectPlan, StatementPlan, SubscribePlan, UpdatePlan)
@@ -23,7 +24,9 @@ def optimize(plan: Plan) -> Plan:
 
 def optimize_statement(stmt: StatementPlan) -> StatementPlan:
     """The statement with each relational plan it carries optimized. UPDATE/DELETE selections
-    keep every table column because a plan's output is never changed, only its insides."""
+    keep every table column because a plan's output is never changed, only its insides. Its
+    numeric constants are checked first (`numeric_literals`)."""
+    check_numeric_literals(stmt)
     if isinstance(stmt, (SelectPlan, SubscribePlan, CreateViewPlan)):
         return replace(stmt, plan=optimize(stmt.plan))
     if isinstance(stmt, InsertPlan) and stmt.source is not None:
