@@ -237,14 +237,11 @@ def _arith(op: str) -> Callable:
             if zero.any():
                 raise _div_zero()
             b = pc.if_else(pc.equal(b, 0), pa.scalar(1, b.type), b)
-        if op == "add":
-            return pc.add_checked(a, b)
-        if op == "sub":
-            return pc.subtract_checked(a, b)
-        if op == "mul":
-            return pc.multiply_checked(a, b)
-        if op == "div":
-            return pc.divide_checked(a, b)  # Arrow's integer division truncates toward zero, as PG
+        if op in ("add", "sub", "mul", "div"):
+            fn = {"add": pc.add_checked, "sub": pc.subtract_checked, "mul": pc.multiply_checked,
+                  "div": pc.divide_checked}[op]  # Arrow's integer division truncates toward zero, as PG
+            r = fn(a, b)
+            return _float_range_checked(op, a, b, r, out) if out.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8) else r
         # mod: the sign follows the dividend (C fmod), as in PostgreSQL.
         na, nb = a.to_numpy(zero_copy_only=False), b.to_numpy(zero_copy_only=False)
         valid = pc.and_(a.is_valid(), b.is_valid())
@@ -253,6 +250,21 @@ def _arith(op: str) -> Callable:
         return pc.if_else(valid, pa.array(r).cast(a.type), pa.nulls(len(a), a.type))
 
     return run
+
+
+def _float_range_checked(op: str, a: pa.Array, b: pa.Array, r: pa.Array, out: SqlType) -> pa.Array:
+    """PostgreSQL's float arithmetic checks: a finite result that overflowed to infinity, or a
+    product / quotient of non-zero values that underflowed to zero, is 22003 (in the result's own
+    precision: a real is checked after rounding to single precision)."""
+    rr = r.cast(pa.float32(), safe=False).cast(pa.float64()) if out.kind is TypeKind.FLOAT4 else r
+    finite_in = pc.and_(pc.invert(pc.is_inf(a)), pc.invert(pc.is_inf(b)))
+    if _mask(pc.and_(pc.is_inf(rr), finite_in)).any():
+        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    if op in ("mul", "div"):
+        nonzero = pc.and_(pc.not_equal(a, 0.0), pc.not_equal(b, 0.0) if op == "mul" else pc.invert(pc.is_inf(b)))
+        if _mask(pc.and_(pc.equal(rr, 0.0), nonzero)).any():
+            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    return r
 
 
 def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:

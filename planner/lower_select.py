@@ -324,7 +324,7 @@ def _semijoin(plan: Plan, width: int, key: ScalarExpr, sub: QueryResult, ctx: Pl
     """Rows of `plan` whose `key` is among the subquery's values (`WHERE key IN (SELECT ...)`):
     a join with the subquery's distinct values, so each row keeps its multiplicity. NULLs never
     match, which is what IN does in a WHERE clause."""
-    (key, value), _ = coerce_all([key, ColumnRef(0, sub.types[0])], ctx, "IN")
+    (key, value), _ = coerce_all([key, ColumnRef(0, sub.types[0])], ctx, "IN", common=False)
     key, value = resolve_unknown(key, ctx), resolve_unknown(value, ctx)
     values = Distinct(sub.plan if isinstance(value, ColumnRef) else Project(Map(sub.plan, (value,)), (1,)))
     if isinstance(key, ColumnRef):

@@ -83,9 +83,11 @@ def resolve_unknown(e: ScalarExpr, ctx: PlanContext) -> ScalarExpr:
     return coerce(e, TEXT, ctx) if e.type.kind is TypeKind.UNKNOWN else e
 
 
-def coerce_all(es: list[ScalarExpr], ctx: PlanContext, what: str) -> tuple[list[ScalarExpr], SqlType]:
-    """Bring several expressions to their common type (CASE, COALESCE, IN, UNION)."""
-    t = unify([e.type for e in es])
+def coerce_all(es: list[ScalarExpr], ctx: PlanContext, what: str,
+               common: bool = True) -> tuple[list[ScalarExpr], SqlType]:
+    """Bring several expressions to their common type (CASE, COALESCE, UNION, VALUES; with
+    `common` false, the operator rules of IN and IS DISTINCT FROM: see `typing.unify`)."""
+    t = unify([e.type for e in es], common)
     if t is None:
         names = " and ".join(sorted({e.type.name for e in es}))
         raise SqlError(SqlState.DATATYPE_MISMATCH, f"{what} types {names} cannot be matched")
@@ -223,7 +225,8 @@ class ScalarLowerer:
                 return self.compare(fn, sym, self.lower(node.this), self.lower(node.expression))
         if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
             fn = "is_not_distinct_from" if isinstance(node, exp.NullSafeEQ) else "is_distinct_from"
-            args, _ = coerce_all([self.lower(node.this), self.lower(node.expression)], ctx, "IS DISTINCT FROM")
+            args, _ = coerce_all([self.lower(node.this), self.lower(node.expression)], ctx, "IS DISTINCT FROM",
+                                 common=False)
             return Call(fn, tuple(resolve_unknown(a, ctx) for a in args), BOOL)
         if isinstance(node, exp.DPipe):
             return self.concat(self.lower(node.this), self.lower(node.expression))
@@ -233,7 +236,7 @@ class ScalarLowerer:
             if node.args.get("query") is not None:
                 raise unsupported("IN (subquery)")
             items = [self.lower(node.this)] + [self.lower(e) for e in node.expressions]
-            items, _ = coerce_all(items, ctx, "IN")
+            items, _ = coerce_all(items, ctx, "IN", common=False)
             items = [resolve_unknown(a, ctx) for a in items]
             return Call("in_list", tuple(items), BOOL)
         if isinstance(node, exp.Between):
@@ -454,7 +457,8 @@ class ScalarLowerer:
             if not x.type.is_numeric_family:
                 raise _no_func(name, [x] + args[1:])
             if name != "abs" and x.type.is_integer:
-                x = coerce(x, NUMERIC if name == "round" else FLOAT8, ctx)
+                # PostgreSQL picks the double precision variant for an integer (round(1) is 1.0).
+                x = coerce(x, NUMERIC if name == "round" and len(args) == 2 else FLOAT8, ctx)
             if name == "round" and len(args) == 2:
                 if is_float(x.type):
                     raise _no_func(name, [x, args[1]])
@@ -476,7 +480,13 @@ class ScalarLowerer:
             first = resolve_unknown(args[0], ctx) if args[1].type.kind is TypeKind.UNKNOWN else args[0]
             cmp = self.compare("eq", "=", first, args[1])
             l, r = cmp.args
-            return Call("nullif", (l, r), l.type)
+            call = Call("nullif", (l, r), l.type)
+            # The result has the type of the left input of the `=` chosen: the first argument's
+            # own type where a cross-type `=` exists (integers among themselves, real with double),
+            # the common type otherwise (nullif(1, 1.5) is numeric).
+            own = resolve_unknown(first, ctx).type
+            same_family = (own.is_integer and l.type.is_integer) or (is_float(own) and is_float(l.type))
+            return Cast(call, own) if l.type != own and same_family else call
         if name == "mz_now":
             if args:
                 raise _no_func(name, args)

@@ -79,9 +79,12 @@ def is_time(t: SqlType) -> bool:
     return t.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ, TypeKind.DATE)
 
 
-def unify(types: list[SqlType]) -> SqlType | None:
-    """The common type of several values (CASE, COALESCE, UNION, comparisons, arithmetic), or
-    None when there is none. Unknowns adopt the others' type; all-unknown is text."""
+def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
+    """The common type of several values, or None when there is none. Unknowns adopt the
+    others' type; all-unknown is text. Operators (`common` false: comparisons, arithmetic) take
+    real with any other number to double precision, as PostgreSQL's operator resolution does;
+    CASE, COALESCE, UNION and VALUES (`common`, PostgreSQL's select_common_type) keep real
+    unless a double is present, since integers and numeric cast to real implicitly."""
     known = [t for t in types if t.kind is not TypeKind.UNKNOWN]
     if not known:
         return TEXT
@@ -91,7 +94,9 @@ def unify(types: list[SqlType]) -> SqlType | None:
     kinds = {t.kind for t in known}
     if all(t.is_numeric_family for t in known):
         if kinds & {TypeKind.FLOAT4, TypeKind.FLOAT8}:
-            return FLOAT4 if kinds == {TypeKind.FLOAT4} else FLOAT8
+            if TypeKind.FLOAT8 not in kinds and (common or kinds == {TypeKind.FLOAT4}):
+                return FLOAT4
+            return FLOAT8
         top = max(known, key=lambda t: _RANK[t.kind])
         return NUMERIC if top.kind is TypeKind.NUMERIC else top
     if all(t.is_text for t in known):

@@ -66,6 +66,10 @@ class EngineDb:
                     for r in rows]
         return rows
 
+    def type_oids(self, sql: str) -> list[int]:
+        """The PostgreSQL type OIDs of the result columns."""
+        return [c.type.oid for c in plan_statement(self.catalog, parse(sql)[0]).columns]
+
     def answer(self, sql: str, ordered: bool = False) -> list[tuple] | str:
         """Rows (in order when `ordered`, else as a sorted multiset), or the SQLSTATE of the error."""
         try:
@@ -83,6 +87,10 @@ def pg_answer(conn, sql: str, ordered: bool = False) -> list[tuple] | str:
         return [tuple(_value(x) for x in r) for r in rows] if ordered else norm(rows)
     except psycopg.Error as e:
         return e.sqlstate
+
+
+def pg_type_oids(conn, sql: str) -> list[int]:
+    return [d.type_code for d in conn.execute(sql).description]
 
 
 def _value(x):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import EngineDb, pg_answer, pg_type_oids
 
 DDL = ["CREATE TABLE nums (i int, bi bigint, r real, f float8, d numeric(10,2), n numeric)"]
 DATA = ["INSERT INTO nums VALUES (2147483583, 9000000000, 0.1, 0.1, 2.675, 0.1), "
@@ -87,3 +87,25 @@ def test_numeric_nan_and_infinity_are_refused_with_0A000(sql, db, pg):
 def test_filtering_with_a_tiny_literal_is_not_refused(db, pg):
     sql = "SELECT f FROM nums WHERE f > 1.2e-20"  # the literal becomes a double
     assert db.answer(sql) == pg_answer(pg, sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT round(CAST(NULL AS integer)), round(-10::bigint), floor(3), ceil(3::bigint), round(7, 1), round(2.5)",
+    "SELECT nullif(CAST(100 AS real), 100::float8), nullif(1, 1.5), nullif('a', 'b')",
+    "SELECT CAST(NULL AS real) AS x0, CAST(NULL AS real) AS x1 EXCEPT SELECT CAST(NULL AS double precision), 1::bigint",
+    "SELECT r FROM nums UNION SELECT bi FROM nums", "SELECT r FROM nums UNION SELECT d FROM nums",
+    "SELECT coalesce(r, i), coalesce(r, f), greatest(r, 1), least(r, d), CASE WHEN true THEN r ELSE n END FROM nums",
+    "SELECT r + 1, r * d, r + i, r * r, i + d, bi + i, 1 + 1.5, 2 * 3::smallint FROM nums",
+    "SELECT r + 1, r * d, r + i, i + d, bi + i, 1 + 1.5, 2 * 3::smallint FROM nums",
+    "SELECT 1e300::float8 * 1e300", "SELECT 1e-300::float8 * 1e-300", "SELECT 1e-300::float8 / 1e300",
+    "SELECT 3e38::real * 10::real", "SELECT 1e-30::real * 1e-30::real", "SELECT 'Infinity'::float8 * 2",
+    "SELECT 1e308::float8 + 1e308", "SELECT 5::float8 / 0", "SELECT 0::float8 * 1e-300",
+    "SELECT sum(r), avg(r), sum(i), avg(i), sum(bi), sum(d), avg(d), max(r), count(*) FROM nums",
+])
+def test_result_types_match_postgres(sql, db, pg):
+    """Result column types (OIDs), PostgreSQL's resolution for operators and CASE/UNION."""
+    want = pg_answer(pg, sql)
+    assert db.answer(sql) == want
+    if isinstance(want, list):
+        assert db.type_oids(sql) == pg_type_oids(pg, sql)
+
