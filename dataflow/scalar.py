@@ -171,6 +171,8 @@ def _compile_call(expr: Call) -> Evaluator:
         raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} does not exist")
     if func == "in_list" and len(expr.args) > 1 and all(isinstance(a, Literal) for a in expr.args[1:]):
         return _compile_in_literals(expr)
+    if func == "coalesce":
+        return _compile_coalesce(expr)
     args = [compile_expr(a) for a in expr.args]
     out = expr.type
     fast = _compare_with_literal(expr, args)
@@ -541,7 +543,7 @@ def _substr(vals: list[pa.Array], expr: Call) -> pa.Array:
         start = int(const[0])
         if len(const) > 1:
             count = int(const[1])
-            if count < 0:
+            if count < 0 and s.null_count < len(s):  # strict: a NULL string is never sliced
                 raise SqlError("22011", "negative substring length not allowed")
             stop = max(start + count - 1, 0)
             begin = min(max(start, 1) - 1, stop)
@@ -583,6 +585,31 @@ def _replace(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 # --------------------------------------------------------------------------------------------
 # misc
+
+
+def _compile_coalesce(expr: Call) -> Evaluator:
+    """COALESCE evaluates an argument only for the rows all earlier ones left NULL, as
+    PostgreSQL does (so `coalesce(x, 1 / x)` never divides where x is not NULL)."""
+    args = [compile_expr(a) for a in expr.args]
+    out = expr.type
+
+    def run(tbl: pa.Table) -> pa.Array:
+        result = conform(_arr(args[0](tbl)), out)
+        for arg in args[1:]:
+            missing = np.flatnonzero(_mask(result.is_null()))
+            if not len(missing):
+                break
+            filled = conform(_arr(arg(tbl.take(pa.array(missing)))), out)
+            if len(missing) == len(result):
+                result = filled
+                continue
+            pos = np.full(len(result), -1, np.int64)
+            pos[missing] = np.arange(len(missing))
+            taken = filled.take(pa.array(np.where(pos >= 0, pos, 0)))
+            result = pc.if_else(pa.array(pos >= 0), taken, result)
+        return result
+
+    return run
 
 
 def _coalesce(vals: list[pa.Array], expr: Call) -> pa.Array:

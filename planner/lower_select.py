@@ -54,6 +54,14 @@ def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> Quer
                           ctx.depends_on)
         for cte in with_.expressions:
             ctx.ctes[cte.alias_or_name] = cte
+        # A CTE nothing reads is still planned, as PostgreSQL does: its errors (a failing
+        # constant, an unknown column) fail the statement.
+        read = {t.name for t in node.find_all(exp.Table) if not t.db}
+        for cte in with_.expressions:
+            if cte.alias_or_name not in read:
+                unused_ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database,
+                                         {k: v for k, v in ctx.ctes.items() if k != cte.alias_or_name}, [])
+                plan_query(cte.this, unused_ctx, top=False)
     if isinstance(node, exp.Subquery):
         inner = plan_query(node.this, ctx, top=False)
         return _order_limit(inner, node, ctx, top, None)

@@ -23,6 +23,7 @@ from dataflow.types import (BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, UNKNOWN, Sq
 from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
 from planner.patterns import check_regex, similar_to_regex
+from planner.rules.fold_constants import fold_constant
 from planner.scope import Scope
 from planner.typing import (assignment_castable, explicitly_castable, implicitly_castable,
                             is_float, is_time, type_from_ast, unify)
@@ -163,13 +164,25 @@ class ScalarLowerer:
         self.ctx = ctx
         self.hook = hook
         self.clause = clause
+        self.fold = True  # off while lowering a part that constant folding already decided away
 
     def lower(self, node: exp.Expression) -> ScalarExpr:
         if self.hook is not None:
             hooked = self.hook(node)
             if hooked is not None:
                 return hooked
-        return self._lower(node)
+        e = self._lower(node)
+        return fold_constant(e) if self.fold else e
+
+    def lower_unused(self, node: exp.Expression) -> ScalarExpr:
+        """Lower a part whose value is never needed (`false AND x`, the arms after a constant
+        true CASE condition): typed and checked, but not folded, so a failing constant in it
+        raises nothing, as in PostgreSQL."""
+        saved, self.fold = self.fold, False
+        try:
+            return self.lower(node)
+        finally:
+            self.fold = saved
 
     # Each branch handles one SQL construct.
     def _lower(self, node: exp.Expression) -> ScalarExpr:
@@ -209,14 +222,17 @@ class ScalarLowerer:
             return Call("not", (to_bool(self.lower(node.this), ctx, "NOT"),), BOOL)
         if isinstance(node, (exp.And, exp.Or)):
             name = "and" if isinstance(node, exp.And) else "or"
-            args = (to_bool(self.lower(node.this), ctx, name.upper()),
-                    to_bool(self.lower(node.expression), ctx, name.upper()))
-            # `x AND false` is false and `x OR true` true whatever x is: decided now, as
-            # PostgreSQL does, so x is never evaluated (and cannot raise an error).
+            # `false AND x` is false and `true OR x` true whatever x is: decided now, as
+            # PostgreSQL does, so x is never evaluated (nor folded: it cannot raise an error).
             decisive = name == "or"
-            if any(isinstance(a, Literal) and a.value is decisive for a in args):
+            left = to_bool(self.lower(node.this), ctx, name.upper())
+            if isinstance(left, Literal) and left.value is decisive and self.fold:
+                to_bool(self.lower_unused(node.expression), ctx, name.upper())
                 return Literal(decisive, BOOL)
-            return Call(name, args, BOOL)
+            right = to_bool(self.lower(node.expression), ctx, name.upper())
+            if any(isinstance(a, Literal) and a.value is decisive for a in (left, right)):
+                return Literal(decisive, BOOL)
+            return Call(name, (left, right), BOOL)
         for cls, (fn, sym) in _ARITH.items():
             if type(node) is cls:
                 return self.arith(fn, sym, self.lower(node.this), self.lower(node.expression))
@@ -337,15 +353,24 @@ class ScalarLowerer:
     def _case(self, node: exp.Case) -> ScalarExpr:
         ctx = self.ctx
         operand = self.lower(node.this) if node.this is not None else None
-        conds = []
+        conds, results = [], []
+        decided = False  # a constant-true condition was met: later arms are never reached
         for branch in node.args["ifs"]:
+            lower = self.lower_unused if decided else self.lower
             if operand is not None:
-                conds.append(self.compare("eq", "=", operand, self.lower(branch.this)))
+                cond = fold_constant(self.compare("eq", "=", operand, lower(branch.this))) if not decided \
+                    else self.compare("eq", "=", operand, lower(branch.this))
             else:
-                conds.append(to_bool(self.lower(branch.this), ctx, "CASE/WHEN"))
-        results = [self.lower(b.args["true"]) for b in node.args["ifs"]]
+                cond = to_bool(lower(branch.this), ctx, "CASE/WHEN")
+            # An arm whose condition is constantly false or NULL is never taken (PostgreSQL
+            # drops it before folding its result).
+            dead = decided or (isinstance(cond, Literal) and cond.value is not True and self.fold)
+            conds.append(cond)
+            results.append((self.lower_unused if dead else self.lower)(branch.args["true"]))
+            decided = decided or (isinstance(cond, Literal) and cond.value is True and self.fold)
         default = node.args.get("default")
-        results.append(self.lower(default) if default is not None else Literal(None, UNKNOWN))
+        lower = self.lower_unused if decided else self.lower
+        results.append(lower(default) if default is not None else Literal(None, UNKNOWN))
         results, t = coerce_all(results, ctx, "CASE")
         results = [resolve_unknown(r, ctx) for r in results]
         t = results[0].type
@@ -435,7 +460,14 @@ class ScalarLowerer:
             # Wall-clock time would make views non-deterministic; Materialize offers mz_now().
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{_WALL_CLOCK[name]} is not yet supported",
                            hint="mz_now() gives the logical time of the query or of each change.")
-        args = [self.lower(a) for a in arg_nodes]
+        if name == "coalesce":
+            # Arguments after a non-NULL constant are never evaluated (nor folded).
+            args = []
+            for a in arg_nodes:
+                known = any(isinstance(x, Literal) and x.value is not None for x in args) and self.fold
+                args.append(self.lower_unused(a) if known else self.lower(a))
+        else:
+            args = [self.lower(a) for a in arg_nodes]
         if name in ("lower", "upper", "btrim", "ltrim", "rtrim", "replace", "length"):
             want = {"replace": 3, "length": 1, "lower": 1, "upper": 1}.get(name)
             if (want is not None and len(args) != want) or not all(a.type.is_text for a in args) or not args:

@@ -42,6 +42,20 @@ QUERIES = [
     # PostgreSQL's SQLSTATEs for bad patterns and dates.
     "SELECT 'ab' LIKE 'a\\'", "SELECT '2024-02-30'::date", "SELECT '2024-01-01 25:00'::timestamp",
     "SELECT 'yesterday-ish'::date",
+    # Constant folding as PostgreSQL's planner does it: constants are evaluated at plan time
+    # (errors included, even with no rows), except in parts decided away first.
+    "SELECT false AND 1/0 = 1", "SELECT 1/0 = 1 AND false", "SELECT true OR 1/0 = 1",
+    "SELECT CASE WHEN false THEN 1/0 ELSE 1 END", "SELECT CASE WHEN true THEN 1 ELSE 1/0 END",
+    "SELECT coalesce(1, 1/0)", "SELECT CASE 1 WHEN 2 THEN 1/0 ELSE 0 END", "SELECT nullif(1, 1/0)",
+    "SELECT CASE WHEN i > 0 THEN 1/0 END FROM t WHERE false", "SELECT CASE WHEN false THEN 1.5 ELSE 1 END",
+    "SELECT (100::float8 / 0::float8) FROM t WHERE false", "SELECT CASE WHEN i > 100 THEN 'x'::int END FROM t",
+    "SELECT coalesce(i, i / 0) FROM t WHERE i IS NOT NULL", "SELECT coalesce(j, j / 0) FROM t",
+    "SELECT substring(CAST(NULL AS text) from 3 for (-1))", "SELECT substring('abc' from 3 for (-1))",
+    # A CTE nothing reads is still planned (its errors count).
+    "WITH w AS (SELECT CAST('abc' AS numeric) AS x FROM t) SELECT i FROM t",
+    "WITH w AS (SELECT ('x')::bool AS x FROM t) SELECT i FROM t",
+    "WITH w AS (SELECT nosuch FROM t) SELECT 1",
+    "WITH a AS (SELECT i FROM t), b AS (SELECT i FROM a WHERE i > 0) SELECT * FROM b",
     # Assorted expressions that already agreed, kept as a guard.
     "SELECT i / j, i % j FROM t WHERE j <> 0", "SELECT -7 / 2, -7 % 2, 7 % -2",
     "SELECT abs(j), abs(f), round(d), round(d, 1), floor(f), ceil(d) FROM t WHERE f < 1e10",

@@ -1,0 +1,53 @@
+"""Rule: evaluate constant expressions at plan time, as PostgreSQL does.
+
+An operator or function whose arguments are all constants is computed once, by the engine's own
+kernels on a one-row batch, and replaced by its value; a CASE with a constant condition keeps
+only the branch taken. Besides saving work per row, this gives PostgreSQL's errors: a failing
+constant (`1 / 0`, `'abc'::int` inside an expression) fails the statement even where no row
+would ever reach it (an empty table, `LIMIT 0`), exactly when PostgreSQL's planner fails it.
+
+    Call('add', (Literal(1, INT4), Literal(2, INT4)), INT4)       -> Literal(3, INT4)
+    If(Literal(False, BOOL), Call('div', (1, 0)), Literal(0))      -> Literal(0)   (no error)
+    Call('mz_now', (), INT8)                                       -> unchanged (not constant)
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from dataflow.expr import Call, Cast, If, Literal, ScalarExpr
+from dataflow.types import TypeKind
+from planner.context import ParamSlot
+
+# Not constant even with constant arguments.
+_VOLATILE = frozenset({"mz_now"})
+_ONE_ROW = pa.table({"_": pa.array([0], pa.int8())})
+
+
+def _constant(e: ScalarExpr) -> bool:
+    return isinstance(e, Literal) and not isinstance(e.value, ParamSlot) and e.type.kind is not TypeKind.UNKNOWN
+
+
+def fold_constant(e: ScalarExpr) -> ScalarExpr:
+    """`e` with its top node evaluated if all of its inputs are constants (inputs are folded
+    first by the caller, bottom-up)."""
+    if isinstance(e, If) and _constant(e.cond):
+        return e.then if e.cond.value is True else e.els
+    if isinstance(e, Call) and e.func not in _VOLATILE and e.args and all(_constant(a) for a in e.args):
+        return _evaluate(e)
+    if isinstance(e, Cast) and _constant(e.arg):
+        return _evaluate(e)
+    return e
+
+
+def _evaluate(e: ScalarExpr) -> ScalarExpr:
+    from dataflow.errors import SqlError
+    from dataflow.scalar import compile_expr
+    try:
+        value = compile_expr(e)(_ONE_ROW)
+    except SqlError:
+        raise  # PostgreSQL fails the statement at plan time too
+    except Exception:  # noqa: BLE001 - a constant the kernels cannot build: leave it to run time
+        return e
+    v = value[0].as_py() if len(value) else None
+    return Literal(v, e.type)
