@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lenient-errors", action="store_true",
                    help="count, do not fail, Slipstream-only data errors (class 22): evaluation "
                         "order differences")
+    p.add_argument("--check-scale", action="store_true",
+                   help="also compare how many digits numerics show after the point (1.50 vs 1.5)")
     p.add_argument("--no-types", action="store_true", help="do not compare column types")
     p.add_argument("--features", default="",
                    help="comma list: 'known' avoids the known bugs; +name/-name toggles one of "
@@ -77,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                     mv_per_round=args.views_per_round, mv_changes=args.changes,
                     tlp_rate=args.tlp_rate, shrink_seconds=args.shrink_seconds,
                     check_types=not args.no_types, lenient_errors=args.lenient_errors,
+                    check_scale=args.check_scale,
                     max_failures=args.max_failures, log=log)
         t0 = time.monotonic()
         if args.round is not None:

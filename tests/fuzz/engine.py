@@ -120,7 +120,7 @@ NUMERIC_DIGITS = 16
 
 def judge(q: Query | None, ss: Result, pg: Result, check_types: bool = True,
           order: list | None = None, limit: bool | None = None, total: bool | None = None,
-          lenient_errors: bool = False) -> Verdict:
+          lenient_errors: bool = False, check_scale: bool = False) -> Verdict:
     """Compare Slipstream's result `ss` with PostgreSQL's `pg` for query q (its ORDER BY and
     LIMIT decide how: ordered on a total order, else as multisets, else only the row count)."""
     if not ss.ok and not pg.ok:
@@ -180,7 +180,29 @@ def judge(q: Query | None, ss: Result, pg: Result, check_types: bool = True,
         a, b = [norm_oid(o) for o in ss.oids], [norm_oid(o) for o in pg.oids]
         if a != b:
             return Verdict("fail", "types", f"column types {ss.oids} vs {pg.oids}")
+        col = scale_difference(ss.rows, pg.rows) if check_scale and not limit else None
+        if col is not None:
+            return Verdict("fail", "scale", f"numeric scales (digits shown after the point) of "
+                                            f"column {col + 1} differ")
     return Verdict("ok")
+
+
+def scale_difference(ss_rows: list[tuple], pg_rows: list[tuple]) -> int | None:
+    """The first column whose numeric values print with different numbers of fractional digits
+    (1.50 vs 1.5), ignoring columns where PostgreSQL shows more than Slipstream can keep."""
+    from collections import Counter
+    from decimal import Decimal
+    width = len(pg_rows[0]) if pg_rows else 0
+    for j in range(width):
+        pg_scales = Counter(-r[j].as_tuple().exponent for r in pg_rows
+                            if isinstance(r[j], Decimal) and r[j].is_finite())
+        if not pg_scales or max(pg_scales) > NUMERIC_DIGITS:
+            continue
+        ss_scales = Counter(-r[j].as_tuple().exponent for r in ss_rows
+                            if isinstance(r[j], Decimal) and r[j].is_finite())
+        if ss_scales != pg_scales:
+            return j
+    return None
 
 
 _NORM = [(re.compile(r"'[^']*'"), "'…'"), (re.compile(r'"[^"]*"'), '"…"'),

@@ -64,6 +64,9 @@ class Case:
                 lines.append(t.ddl(n) + ";")
                 if t.rows:
                     lines.append(t.insert(n) + ";")
+        if self.mode == "setup":
+            return "\n".join(f"{t.ddl(n)};\n{t.insert(n) or '-- (no rows)'};"
+                             for t in self.schema.tables)
         if self.mode == "mv":
             lines.append(f"CREATE MATERIALIZED VIEW v AS {self.query.render(n)};")
             for d in self.dml:
@@ -284,7 +287,7 @@ class Fuzzer:
                  queries_per_round: int = 60, mv_per_round: int = 4, mv_changes: int = 4,
                  tlp_rate: float = 0.3, shrink_seconds: float = 30.0, check_types: bool = True,
                  max_failures: int | None = None, log: Callable[[str], None] = print,
-                 max_rows: int = 10, lenient_errors: bool = False):
+                 max_rows: int = 10, lenient_errors: bool = False, check_scale: bool = False):
         self.ss = Endpoint(ss_dsn, "slipstream")
         self.pg = Endpoint(pg_dsn, "postgres")
         self.seed = seed
@@ -299,6 +302,7 @@ class Fuzzer:
         self.log = log
         self.max_rows = max_rows
         self.lenient_errors = lenient_errors
+        self.check_scale = check_scale
         self.run_id = uuid.uuid4().hex[:6]
         self.fresh = 0
         self.summary = Summary(seed, self.features)
@@ -385,9 +389,11 @@ class Fuzzer:
         if problem is None:
             problem = self.compare_tables(schema, n)
         if problem is not None:
-            self.record(Failure("setup", "data", f"seed {self.seed} round {r}", problem,
-                                "", Case("query", schema, Select(items=[(Lit("1", "integer"), "x0")]))),
-                        shrink=False)
+            f = Failure("setup", "data", f"seed {self.seed} round {r}", problem, "",
+                        Case("setup", copy.deepcopy(schema), Select(items=[(Lit("1", "integer"), "x0")])))
+            f.prekey = "setup/data/" + normalize_message(problem.splitlines()[0])
+            f.ss = f.pg = "(see above)"
+            self.record(f, shrink=False)
             self.drop(schema, n)
             return
         mv_candidates: list[Query] = []
@@ -418,7 +424,7 @@ class Fuzzer:
         for t in schema.tables:
             sql = f"SELECT * FROM {n.table(t.name)}"
             ss, pg = self.both(sql)
-            v = judge(None, ss, pg, check_types=self.check_types)
+            v = self._judge(None, ss, pg)
             if v.failed:
                 return f"table {t.name} after INSERT: {v.detail}\n  Slipstream: {ss.show()}\n" \
                        f"  PostgreSQL: {pg.show()}"
@@ -444,8 +450,12 @@ class Fuzzer:
         elif v.status == "pg_unsupported":
             s.pg_unsupported[normalize_message(v.detail)] += 1
 
+    def _judge(self, q, ss: Result, pg: Result, **kw) -> Verdict:
+        return judge(q, ss, pg, self.check_types, lenient_errors=self.lenient_errors,
+                     check_scale=self.check_scale, **kw)
+
     def judge_sql(self, q: Query, sql: str, ss: Result, pg: Result, **kw) -> Verdict:
-        v = judge(q, ss, pg, self.check_types, lenient_errors=self.lenient_errors, **kw)
+        v = self._judge(q, ss, pg, **kw)
         if v.failed and v.kind.startswith("pg_error_only:22"):
             # PostgreSQL folds constant subexpressions while planning (even in CASE branches it
             # may never take, or in CTEs nobody reads); if EXPLAIN fails too, that is where the
@@ -580,8 +590,7 @@ class Fuzzer:
                     continue
                 s.mv_checks += 1
                 ss, pg = self.both(f"SELECT * FROM {name}")
-                v = judge(q, ss, pg, self.check_types, order=[], limit=False,
-                          lenient_errors=self.lenient_errors)
+                v = self._judge(q, ss, pg, order=[], limit=False)
                 if v.status in ("refused", "documented", "both_error", "eval_order", "pg_unsupported"):
                     self.tally(v, ss, pg)
                     s.queries -= 1
@@ -611,12 +620,11 @@ class Fuzzer:
                     if ss.ok != pg.ok:
                         return Verdict("ok")
                 ss, pg = self.both(f"SELECT * FROM {name}")
-                v = judge(case.query, ss, pg, self.check_types, order=[], limit=False,
-                          lenient_errors=self.lenient_errors)
+                v = self._judge(case.query, ss, pg, order=[], limit=False)
                 if v.failed:
                     # Only a view-maintenance difference if the plain query agrees now.
                     ss_q = self.ss.run(case.query.render(n))
-                    plain = judge(case.query, ss_q, pg, self.check_types, order=[], limit=False)
+                    plain = self._judge(case.query, ss_q, pg, order=[], limit=False)
                     return Verdict("fail", v.kind, v.detail + ("" if plain.failed else
                                    " (the plain SELECT agrees: view maintenance)"))
             return Verdict("ok")

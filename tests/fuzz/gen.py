@@ -545,7 +545,9 @@ class QueryGen:
         r = self.rng
         width = len(q.out_types())
         if self.chance(0.4 if top else 0.1):
-            if self.chance(0.5):
+            # Inside a query, LIMIT/OFFSET need a total order, else the outer query's answer
+            # is not determined.
+            if not top or self.chance(0.5):
                 positions = r.sample(range(1, width + 1), width)
             else:
                 positions = r.sample(range(1, width + 1), r.randint(1, width))

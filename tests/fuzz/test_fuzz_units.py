@@ -71,6 +71,18 @@ def test_judge_orders_only_on_a_total_order():
     assert judge(q, Result(sqlstate="0A000", message="x not yet supported"), pg).status == "refused"
 
 
+def test_judge_compares_numeric_scales():
+    one = Select(items=[(Lit("1", "numeric"), "x0")])
+    pg = Result(rows=[(Decimal("1.50"),)], oids=[1700])
+    assert judge(one, Result(rows=[(Decimal("1.50"),)], oids=[1700]), pg).status == "ok"
+    assert judge(one, Result(rows=[(Decimal("1.5"),)], oids=[1700]), pg).status == "ok"
+    assert judge(one, Result(rows=[(Decimal("1.5"),)], oids=[1700]), pg, check_scale=True).kind == "scale"
+    # PostgreSQL's 20 division digits are more than Slipstream keeps: values only.
+    pg = Result(rows=[(Decimal("0.33333333333333333333"),)], oids=[1700])
+    assert judge(one, Result(rows=[(Decimal("0.3333333333333333"),)], oids=[1700]), pg,
+                 check_scale=True).status == "ok"
+
+
 def test_shrink_candidates_render():
     schema = random_schema(random.Random(5))
     for i in range(20):
