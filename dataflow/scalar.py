@@ -930,7 +930,7 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         # '1e999' reads as infinity and '1e-999' as 0: PostgreSQL refuses both.
         spelled_inf = pc.match_substring_regex(arr, r"(?i)inf")
         lost = pc.or_(pc.and_(pc.is_inf(wide), pc.invert(spelled_inf)),
-                      pc.and_(pc.equal(wide, 0.0), pc.match_substring_regex(arr, r"[1-9][^eE]*([eE]|$)")))
+                      pc.and_(pc.equal(wide, 0.0), pc.match_substring_regex(arr, r"^\s*[+-]?[0-9.]*[1-9]")))
         if _mask(lost).any():
             bad = arr.filter(pc.fill_null(lost, False))[0].as_py().strip()
             raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f'"{bad}" is out of range for type {t.name}')

@@ -46,6 +46,9 @@ class PlanContext:
     database: str = "slipstream"
     ctes: dict[str, exp.Expression] = field(default_factory=dict)
     depends_on: list[str] = field(default_factory=list)
+    # False while planning a part PostgreSQL only analyses but never plans (a CTE nothing
+    # reads): constants are then not evaluated, so only analysis errors surface.
+    fold_constants: bool = True
 
     def child(self) -> "PlanContext":
         """A context for planning a view's definition: same params/catalog, own dependencies,

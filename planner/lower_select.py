@@ -51,16 +51,18 @@ def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> Quer
         if with_.args.get("recursive"):
             raise unsupported("WITH RECURSIVE")
         ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database, dict(ctx.ctes),
-                          ctx.depends_on)
+                          ctx.depends_on, ctx.fold_constants)
         for cte in with_.expressions:
             ctx.ctes[cte.alias_or_name] = cte
-        # A CTE nothing reads is still planned, as PostgreSQL does: its errors (a failing
-        # constant, an unknown column) fail the statement.
+        # A CTE nothing reads is still analysed, as PostgreSQL does: its analysis errors (an
+        # unknown column, a string literal that is no valid value of its type) fail the
+        # statement; its expressions are not evaluated (PostgreSQL never plans it).
         read = {t.name for t in node.find_all(exp.Table) if not t.db}
         for cte in with_.expressions:
             if cte.alias_or_name not in read:
                 unused_ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database,
-                                         {k: v for k, v in ctx.ctes.items() if k != cte.alias_or_name}, [])
+                                         {k: v for k, v in ctx.ctes.items() if k != cte.alias_or_name}, [],
+                                         fold_constants=False)
                 plan_query(cte.this, unused_ctx, top=False)
     if isinstance(node, exp.Subquery):
         inner = plan_query(node.this, ctx, top=False)
@@ -142,7 +144,8 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
         if len(parts) == 1 and name in ctx.ctes:
             cte = ctx.ctes[name]
             inner_ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database,
-                                    {k: v for k, v in ctx.ctes.items() if k != name}, ctx.depends_on)
+                                    {k: v for k, v in ctx.ctes.items() if k != name}, ctx.depends_on,
+                                    ctx.fold_constants)
             q = plan_query(cte.this, inner_ctx, top=False)
             _, cte_cols = _alias_columns(cte)
             names = _rename([c.name for c in q.columns], cte_cols, name)
@@ -183,10 +186,31 @@ class _Group:
     items: list[_Item]
     conds: list[exp.Expression] = field(default_factory=list)
     using: list[tuple[int, int]] = field(default_factory=list)
+    star: list[int] | None = None  # `*` order when USING reordered it (see Scope.order)
 
     @property
     def width(self) -> int:
         return sum(len(it.scope.columns) for it in self.items)
+
+    def scope(self) -> Scope:
+        s = Scope()
+        for it in self.items:
+            s = s + it.scope
+        return Scope(s.columns, self.star if self.star is not None else s.order)
+
+    def add(self, item: _Item) -> None:
+        if self.star is not None:
+            self.star += [self.width + i for i in item.scope.star_order()]
+        self.items.append(item)
+
+    def extend(self, other: "_Group") -> None:
+        base, order = self.width, self.scope().star_order()
+        other_order = other.scope().star_order()
+        self.items.extend(other.items)
+        self.conds.extend(other.conds)
+        self.using.extend((a + base, b + base) for a, b in other.using)
+        if self.star is not None or other.star is not None or any(it.scope.order for it in other.items):
+            self.star = order + [base + p for p in other_order]
 
 
 def _is_comma(j: exp.Join) -> bool:
@@ -212,11 +236,7 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
             chains[-1][1].append(j)
     top = _Group([])
     for first, joins in chains:
-        g = _plan_chain(first, joins, ctx, where_conds)
-        base = top.width
-        top.items.extend(g.items)
-        top.conds.extend(g.conds)
-        top.using.extend((a + base, b + base) for a, b in g.using)
+        top.extend(_plan_chain(first, joins, ctx, where_conds))
     return _close_group(top, where_conds, ctx)
 
 
@@ -245,30 +265,34 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
         if kind == "OUTER":
             raise unsupported("OUTER JOIN without LEFT, RIGHT or FULL")
         if j.args.get("using"):
-            left_scope = Scope([c for it in group.items for c in it.scope.columns])
+            left_scope = group.scope()
             base = len(left_scope.columns)
             hidden = list(item.scope.columns)
+            merged = []
             for ident in j.args["using"]:
                 name = ident.name
                 li = left_scope.resolve(name)
                 ri = item.scope.resolve(name)
                 group.using.append((li, base + ri))
+                merged.append(li)
                 hidden[ri] = ScopeColumn(hidden[ri].table, name, hidden[ri].type, using_hidden=True)
-            item = _Item(item.plan, Scope(hidden))
+            # `*` lists the USING columns first, then the rest of the left, then the right.
+            group.star = merged + [p for p in left_scope.star_order() if p not in merged]
+            item = _Item(item.plan, Scope(hidden, item.scope.order))
         group.conds.extend(_conjuncts(j.args.get("on")))
-        group.items.append(item)
+        group.add(item)
     return group
 
 
 def _nested_join(node: exp.Expression) -> exp.Table | None:
     """The chain inside a parenthesised join `(a JOIN b ON ...)`, which sqlglot keeps as a
     Subquery around a Table carrying the joins."""
-    while isinstance(node, exp.Subquery):
+    while isinstance(node, exp.Subquery) and not node.args.get("joins"):
         node = node.this
-    return node if isinstance(node, exp.Table) and node.args.get("joins") else None
+    return node if isinstance(node, (exp.Table, exp.Subquery)) and node.args.get("joins") else None
 
 
-def _plan_nested_join(table: exp.Table, ctx: PlanContext) -> _Item:
+def _plan_nested_join(table: exp.Expression, ctx: PlanContext) -> _Item:
     first = table.copy()
     first.set("joins", None)
     return _close_group(_plan_chain(first, list(table.args["joins"]), ctx, None), None, ctx)
@@ -280,7 +304,7 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
     condition of `optional` (WHERE conditions) that refers only to them; those used are removed
     from `optional`. When `final`, every optional condition must apply here."""
     items = group.items
-    scope = Scope([c for it in items for c in it.scope.columns])
+    scope = group.scope()
     lowerer = ScalarLowerer(scope, ctx, clause="WHERE")
     preds: list[ScalarExpr] = []
     semijoins: list[tuple[ScalarExpr, QueryResult]] = []

@@ -74,7 +74,7 @@ def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",
         if mode == "explicit":
             raise SqlError("42846", f"cannot cast type {e.type.name} to {t.name}")
         raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {e.type.name} to {t.name}")
-    if isinstance(e, Literal):
+    if isinstance(e, Literal) and ctx.fold_constants:
         return Literal(cast_value(e.value, e.type, t), t)
     return Cast(e, t)
 
@@ -164,7 +164,9 @@ class ScalarLowerer:
         self.ctx = ctx
         self.hook = hook
         self.clause = clause
-        self.fold = True  # off while lowering a part that constant folding already decided away
+        # Off while lowering a part that constant folding already decided away, or one that is
+        # analysed but never planned (`PlanContext.fold_constants`).
+        self.fold = ctx.fold_constants
 
     def lower(self, node: exp.Expression) -> ScalarExpr:
         if self.hook is not None:

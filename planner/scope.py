@@ -29,9 +29,18 @@ class ScopeColumn:
 @dataclass
 class Scope:
     columns: list[ScopeColumn] = field(default_factory=list)
+    # The order `*` lists the columns in, when it is not plan order: `a JOIN b USING (k)` lists
+    # k first, then a's other columns, then b's (as PostgreSQL does).
+    order: list[int] | None = None
+
+    def star_order(self) -> list[int]:
+        return list(range(len(self.columns))) if self.order is None else list(self.order)
 
     def __add__(self, other: "Scope") -> "Scope":
-        return Scope(self.columns + other.columns)
+        if self.order is None and other.order is None:
+            return Scope(self.columns + other.columns)
+        n = len(self.columns)
+        return Scope(self.columns + other.columns, self.star_order() + [n + i for i in other.star_order()])
 
     @property
     def types(self) -> tuple[SqlType, ...]:
@@ -57,7 +66,7 @@ class Scope:
 
     def star(self, table: str | None = None) -> list[int]:
         if table is None:
-            return [i for i, c in enumerate(self.columns) if not c.using_hidden]
+            return [i for i in self.star_order() if not self.columns[i].using_hidden]
         if not self.has_table(table):
             raise SqlError(SqlState.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
         return [i for i, c in enumerate(self.columns) if c.table == table]

@@ -11,12 +11,14 @@ from tests.planner.engine_oracle import EngineDb, pg_answer
 
 DDL = ["CREATE TABLE t (i int, j int, s text, f float8, r real, d numeric(10,2), b boolean, ts timestamp, "
        "dt date, bi bigint, si smallint)",
-       "CREATE TABLE n16 (x numeric(20,16), y numeric)"]
+       "CREATE TABLE n16 (x numeric(20,16), y numeric)",
+       "CREATE TABLE u1 (c0 boolean, c1 real, c2 smallint)", "CREATE TABLE u2 (c0 boolean, c1 real)"]
 DATA = ["INSERT INTO t VALUES (1, -7, 'Abc ', 1.5, 2.5, 3.25, true, '2024-01-02 03:04:05', '2024-02-29', "
         "9000000000, 3), (-3, 2, NULL, -0.0, NULL, -1.50, false, NULL, NULL, -1, -3), (NULL, 0, '', 'NaN', "
         "'Infinity', NULL, NULL, '1999-12-31 23:59:59.5', '2000-01-01', NULL, NULL), (7, 3, 'x''y', 1e300, 1e-30, "
         "99999999.99, true, '2024-01-01', '2024-01-01', 0, 0)",
-        "INSERT INTO n16 VALUES (1.5, 1.5), (-2, 2.50), (NULL, 0.0001)"]
+        "INSERT INTO n16 VALUES (1.5, 1.5), (-2, 2.50), (NULL, 0.0001)",
+        "INSERT INTO u1 VALUES (NULL, -2.25, NULL), (true, 1, 2)", "INSERT INTO u2 VALUES (false, -2.25), (NULL, 1)"]
 
 QUERIES = [
     # Errors PostgreSQL raises (overflow, division by zero) and does not raise (decided at plan time).
@@ -56,6 +58,14 @@ QUERIES = [
     "WITH w AS (SELECT ('x')::bool AS x FROM t) SELECT i FROM t",
     "WITH w AS (SELECT nosuch FROM t) SELECT 1",
     "WITH a AS (SELECT i FROM t), b AS (SELECT i FROM a WHERE i > 0) SELECT * FROM b",
+    # SELECT * over JOIN ... USING lists the USING columns first (column order is compared).
+    "SELECT * FROM u1 AS a1 JOIN u2 AS a2 USING (c1)", "SELECT * FROM u1 JOIN u2 USING (c1, c0)",
+    "SELECT * FROM t, u1 JOIN u2 USING (c1)", "SELECT u1.*, u2.* FROM u1 JOIN u2 USING (c1)",
+    "SELECT * FROM (u1 JOIN u2 USING (c1)) JOIN u2 AS u4 USING (c0)",
+    "SELECT * FROM u1 JOIN u2 USING (c0) JOIN t ON t.i = u1.c2",
+    # A parenthesised join starting with a subquery; zero stored as numeric read as a float.
+    "SELECT s3.x0 FROM ((SELECT CAST(NULL AS smallint) AS x0 FROM t) AS s3 CROSS JOIN u2 AS a4)",
+    "SELECT CAST(CAST(y - y AS real) AS numeric), (y - y)::float8 FROM n16", "SELECT '0E-16'::float8, '0.0'::real",
     # Assorted expressions that already agreed, kept as a guard.
     "SELECT i / j, i % j FROM t WHERE j <> 0", "SELECT -7 / 2, -7 % 2, 7 % -2",
     "SELECT abs(j), abs(f), round(d), round(d, 1), floor(f), ceil(d) FROM t WHERE f < 1e10",
@@ -77,7 +87,7 @@ ORDERED = [
 @pytest.fixture(scope="module")
 def pg(pg_oracle):
     with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS t, n16 CASCADE")
+        conn.execute("DROP TABLE IF EXISTS t, n16, u1, u2 CASCADE")
         for s in DDL + DATA:
             conn.execute(s)
         yield conn
