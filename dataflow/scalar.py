@@ -244,11 +244,15 @@ def _arith(op: str) -> Callable:
                   "div": pc.divide_checked}[op]  # Arrow's integer division truncates toward zero, as PG
             r = fn(a, b)
             return _float_range_checked(op, a, b, r, out) if out.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8) else r
-        # mod: the sign follows the dividend (C fmod), as in PostgreSQL.
-        na, nb = a.to_numpy(zero_copy_only=False), b.to_numpy(zero_copy_only=False)
+        # mod: the sign follows the dividend (C fmod), as in PostgreSQL. NULLs are filled before
+        # leaving Arrow so integers stay integers (a float detour loses bigint precision).
         valid = pc.and_(a.is_valid(), b.is_valid())
+        na = pc.fill_null(a, 0).to_numpy(zero_copy_only=False)
+        nb = pc.fill_null(b, 1).to_numpy(zero_copy_only=False)
         with np.errstate(all="ignore"):
-            r = np.fmod(np.nan_to_num(na), np.nan_to_num(nb, nan=1.0))
+            if np.issubdtype(na.dtype, np.integer):
+                nb = np.where(nb == -1, 1, nb)  # x % -1 is 0 (and INT_MIN % -1 must not trap)
+            r = np.fmod(na, nb)
         return pc.if_else(valid, pa.array(r).cast(a.type), pa.nulls(len(a), a.type))
 
     return run

@@ -490,8 +490,8 @@ def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[
     keys: list[ScalarExpr] = []
     for g in group.expressions:
         node: exp.Expression | int = g
-        if isinstance(g, exp.Literal) and not g.is_string and g.this.isdigit():
-            pos = int(g.this)
+        pos = _position(g)
+        if pos is not None:
             if not 1 <= pos <= len(items):
                 raise SqlError("42P10", f"GROUP BY position {pos} is not in select list")
             node = items[pos - 1][0]
@@ -595,9 +595,23 @@ def _explicit_nulls(o: exp.Ordered) -> bool:
     return "NULLS FIRST" in sql or "NULLS LAST" in sql
 
 
-def _output_ref(node: exp.Expression, names: list[str], select_nodes) -> int | None:
+def _position(node: exp.Expression) -> int | None:
+    """An integer constant in GROUP BY / ORDER BY is a select-list position. PostgreSQL's parser
+    folds a minus sign and parentheses into the constant, so `(- 7)` is position -7 (an error)
+    and `(1)` is position 1."""
+    if isinstance(node, exp.Paren):
+        return _position(node.this)
+    if isinstance(node, exp.Neg):
+        inner = _position(node.this)
+        return None if inner is None else -inner
     if isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit():
-        pos = int(node.this)
+        return int(node.this)
+    return None
+
+
+def _output_ref(node: exp.Expression, names: list[str], select_nodes) -> int | None:
+    pos = _position(node)
+    if pos is not None:
         if not 1 <= pos <= len(names):
             raise SqlError("42P10", f"ORDER BY position {pos} is not in select list")
         return pos - 1

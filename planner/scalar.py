@@ -395,6 +395,8 @@ class ScalarLowerer:
                 raise unsupported(f"date and time arithmetic ({sym})")
             raise _no_op(sym, resolve_unknown(l, ctx).type, resolve_unknown(r, ctx).type)
         t = unify([l.type, r.type])
+        if fn == "mod" and is_float(t):
+            raise _no_op(sym, l.type, r.type)  # PostgreSQL has no % for floating point
         if t.kind is TypeKind.NUMERIC:
             t = NUMERIC  # numeric arithmetic yields unconstrained numeric, as in PostgreSQL
         return Call(fn, (coerce(l, t, ctx), coerce(r, t, ctx)), t)

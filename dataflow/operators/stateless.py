@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import DIFF, TIME, advance_times, batch_from_rows, concat, make_batch, negate
+from dataflow.batch import (DIFF, TIME, advance_times, batch_from_rows, concat, consolidate, make_batch,
+                           negate)
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import ScalarExpr
 from dataflow.operators.base import Operator, Runtime, StepContext
@@ -150,11 +151,17 @@ class FlatMapOp(Operator):
 
 
 class UnionOp(Operator):
-    def __init__(self, inputs: list[Operator], schema: pa.Schema, rt: Runtime):
-        self.inputs, self.schema, self.rt = inputs, schema, rt
+    """Multiset union. With `cancels` (an input is negated: `A − B` as in outer joins' unmatched
+    rows, EXCEPT, a global aggregate's default row) the step's output is consolidated, so a row
+    added and removed at the same time never reaches the expressions above, which would
+    otherwise evaluate it (and could raise an error for a row that never exists)."""
+
+    def __init__(self, inputs: list[Operator], schema: pa.Schema, rt: Runtime, cancels: bool = False):
+        self.inputs, self.schema, self.rt, self.cancels = inputs, schema, rt, cancels
 
     def step(self, ctx: StepContext) -> pa.Table:
-        return concat([i.step(ctx) for i in self.inputs], schema=self.schema)
+        out = concat([i.step(ctx) for i in self.inputs], schema=self.schema)
+        return consolidate(out) if self.cancels and out.num_rows > 1 else out
 
 
 class NegateOp(Operator):
