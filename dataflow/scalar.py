@@ -686,6 +686,9 @@ def _compile_in_literals(expr: Call) -> Evaluator:
         a, vs = _comparable(needle, value_set)
         if a.type != needle.type:  # compare in the widened type, e.g. int4 column vs int8 list
             needle = a
+        if pa.types.is_floating(needle.type):
+            # A hash set tells -0 from 0; SQL does not (-0 + 0 is 0).
+            needle, vs = pc.add(needle, 0.0), pc.add(vs, 0.0)
         found = pc.is_in(needle, value_set=vs, skip_nulls=True)
         null_mask = pc.is_null(needle)
         if has_null:

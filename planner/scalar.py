@@ -105,12 +105,26 @@ def to_bool(e: ScalarExpr, ctx: PlanContext, what: str) -> ScalarExpr:
     return e
 
 
+def _bare_number(node: exp.Expression) -> bool:
+    """A numeric constant, possibly parenthesised or already signed (`(-(3))`)."""
+    while isinstance(node, (exp.Paren, exp.Neg)):
+        node = node.this
+    return isinstance(node, exp.Literal) and not node.is_string
+
+
 def literal_of(node: exp.Literal) -> Literal:
-    text = node.this
     if node.is_string:
-        return Literal(text, UNKNOWN)
-    if text.isdigit():
+        return Literal(node.this, UNKNOWN)
+    return numeric_literal(node.this)
+
+
+def numeric_literal(text: str) -> Literal:
+    """A numeric constant typed by its text, as PostgreSQL does: integer if it fits, else
+    bigint, else numeric."""
+    if text.lstrip("-").isdigit():
         v = int(text)
+        if v < _INT4_MIN:
+            return Literal(v, INT8) if v >= -(2 ** 63) else Literal(Decimal(text), NUMERIC)
         if v <= _INT4_MAX:
             return Literal(v, INT4)
         if v < 2 ** 63:
@@ -208,11 +222,10 @@ class ScalarLowerer:
             return self._param(node)
         if isinstance(node, exp.Neg):
             arg = self.lower(node.this)
-            if isinstance(arg, Literal) and arg.type.is_numeric_family and arg.value is not None:
-                v = -arg.value
-                if arg.type == INT8 and _INT4_MIN <= v <= _INT4_MAX:
-                    return Literal(v, INT4)
-                return Literal(v, arg.type)
+            if _bare_number(node.this) and isinstance(arg, Literal) and arg.value is not None:
+                # A minus sign belongs to a bare numeric constant in PostgreSQL's grammar: the
+                # signed text decides the type (-2147483648 is an integer, -(-2147483648) a bigint).
+                return numeric_literal(str(-arg.value))
             arg = coerce(arg, NUMERIC, ctx) if arg.type.kind is TypeKind.UNKNOWN else arg
             if not arg.type.is_numeric_family:
                 raise _no_op("-", arg.type)

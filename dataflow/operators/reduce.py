@@ -79,7 +79,8 @@ class _Segments:
             if big * len(values) < 2 ** 53:  # every partial sum is exact in float64
                 return np.bincount(self.slots, weights=values, minlength=self.size)[self.touched].astype(np.int64)
         order = self.order
-        return np.add.reduceat(values[order], self.starts) if len(self.starts) else values[:0]
+        with np.errstate(over="ignore", invalid="ignore"):  # float sums: inf is checked by the caller
+            return np.add.reduceat(values[order], self.starts) if len(self.starts) else values[:0]
 
 
 class _Accumulating:
@@ -93,12 +94,17 @@ class _Accumulating:
         # Exact sums: int64 while the sum of |contributions| ever applied stays below 2**62
         # (then no partial sum can overflow), Python ints (object) after that.
         self.sums = np.zeros(0, np.float64 if self.float else np.int64)
+        # Float sums: +Infinity, -Infinity and NaN inputs are counted apart from the finite sum
+        # (inf - inf would turn the sum into NaN for good once an infinity is retracted).
+        self.specials = np.zeros((0, 3), np.int64)
         self.bound = 0.0
         self.in_scale = 0
 
     def grow(self, size: int) -> None:
         self.nn = _grow(self.nn, size)
         self.sums = _grow(self.sums, size)
+        if self.float and len(self.specials) < size:
+            self.specials = np.concatenate([self.specials, np.zeros((size - len(self.specials), 3), np.int64)])
 
     def apply(self, seg: _Segments, values: pa.Array | None, diff: np.ndarray) -> None:
         t = seg.touched
@@ -110,6 +116,11 @@ class _Accumulating:
             return
         if self.float:
             v = pc.fill_null(values.cast(pa.float64()), 0.0).to_numpy()
+            finite = np.isfinite(v)
+            if not finite.all():
+                for k, mask in enumerate((v == np.inf, v == -np.inf, np.isnan(v))):
+                    self.specials[t, k] += seg.sum(np.where(mask, diff, 0))
+                v = np.where(finite, v, 0.0)
             self.sums[t] += seg.sum(v * diff)
         else:
             self.in_scale = scale_of(values.type)
@@ -142,8 +153,17 @@ class _Accumulating:
         if not self.float and sums.dtype != object:
             sums = sums.astype(object)  # rescaling may leave int64: only the touched groups
         if self.float:
+            if np.isinf(sums[valid]).any():
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+            pos, neg, nan = self.specials[slots].T if len(slots) else (np.zeros(0),) * 3
+            sums = np.where(pos > 0, np.inf, sums)
+            sums = np.where(neg > 0, -np.inf, sums)
+            sums = np.where((nan > 0) | ((pos > 0) & (neg > 0)), np.nan, sums)
             vals = sums / np.where(valid, nn, 1) if agg.func == "avg" else sums
-            return pc.if_else(pa.array(valid), pa.array(vals, pa.float64()), None).cast(out.arrow)
+            out_arr = pc.if_else(pa.array(valid), pa.array(vals, pa.float64()), None)
+            if out.kind is TypeKind.FLOAT4 and np.isinf(vals[valid & np.isfinite(sums)].astype(np.float32)).any():
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+            return out_arr.cast(out.arrow)
         if agg.func == "avg":
             s_out = out.effective_scale if out.kind is TypeKind.NUMERIC else 0
             num = rescale(sums, self.in_scale, s_out + 0)

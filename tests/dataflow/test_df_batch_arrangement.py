@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -37,17 +36,18 @@ def test_consolidate_sums_and_drops_zeros():
     assert out.schema == b.schema
 
 
-def test_consolidate_one_million_updates_is_fast():
+def test_consolidate_one_million_updates():
+    # Correctness at scale only: speed is measured by bench/ (a wall-clock bound here flakes
+    # on a loaded CI machine).
     n = 1_000_000
     rng = np.random.default_rng(1)
     b = pa.table({"c0": rng.integers(0, 50_000, n), "c1": rng.integers(0, 10, n),
                   "time": rng.integers(0, 4, n).astype(np.uint64), "diff": rng.choice([-1, 1], n)})
-    start = time.perf_counter()
     out = consolidate(b)
-    elapsed = time.perf_counter() - start
     assert out["diff"].to_numpy().min() != 0
     assert out["diff"].to_numpy().sum() == b["diff"].to_numpy().sum()
-    assert elapsed < 1.0, elapsed
+    keys = list(zip(out["c0"].to_pylist(), out["c1"].to_pylist(), out["time"].to_pylist()))
+    assert len(keys) == len(set(keys))
 
 
 def test_advance_times():
