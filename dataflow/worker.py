@@ -185,6 +185,11 @@ class Worker:
         except SqlError as e:
             self._report_failure(command, e)
             return
+        except Exception as e:  # an engine bug building it: fail this dataflow, not the replica
+            log.exception("worker %d: building dataflow %s failed", self.index, command.id)
+            self._report_failure(command, SqlError(
+                SqlState.INTERNAL_ERROR, f"internal error building dataflow {command.id}: {type(e).__name__}: {e}"))
+            return
         pending: dict[str, list[pa.Table]] = {}
         for id in inputs:
             # A lookup input is read at step time, from the index's arrangement.
