@@ -6,7 +6,6 @@ straight from the Arrow buffer into a NumPy object array of Python ints (exact, 
 loop in our code), combined there, and written back. Rounding is half away from zero, as
 PostgreSQL's numeric does.
 
->>> from decimal import Decimal
 >>> a = pa.array([Decimal("1.25"), None], pa.decimal128(38, 2))
 >>> v, valid = to_unscaled(a)
 >>> v.tolist(), valid.tolist()
@@ -15,11 +14,15 @@ PostgreSQL's numeric does.
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Context, Decimal
+from typing import Callable
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from dataflow.errors import SqlError, SqlState
+from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION
 
 _LOW64 = (1 << 64) - 1
 MAX_UNSCALED = 10 ** 38
@@ -106,13 +109,27 @@ def decimal_to_decimal(arr: pa.Array, scale: int, precision: int = 38) -> pa.Arr
         try:
             v = rescale_i64(fast[0], scale_of(arr.type), scale)
             if precision < 19 and len(v) and (np.abs(v[fast[1]]) >= 10 ** precision).any():
-                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow")
+                raise field_overflow(precision, scale)
             return from_unscaled_i64(v, fast[1], scale)
         except OverflowError:
             pass
     vals, valid = to_unscaled(arr)
     vals = rescale(vals, scale_of(arr.type), scale)
-    return from_unscaled(vals, valid, scale, precision, "numeric field overflow")
+    if len(vals) and (np.abs(np.where(valid, vals, 0)) >= 10 ** precision).any():
+        raise field_overflow(precision, scale)
+    return from_unscaled(vals, valid, scale, precision)
+
+
+def field_overflow(precision: int, scale: int) -> SqlError:
+    """PostgreSQL's error for a value with too many integer digits for numeric(p, s).
+
+    >>> field_overflow(5, 2).detail
+    'A field with precision 5, scale 2 must round to an absolute value less than 10^3.'
+    """
+    bound = "1" if scale >= precision else f"10^{precision - scale}"
+    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
+                    detail=f"A field with precision {precision}, scale {scale} must round to an "
+                           f"absolute value less than {bound}.")
 
 
 # ---- fast path: when every unscaled value fits in int64, stay in NumPy int64 -----------------
@@ -215,24 +232,130 @@ def i64_scaled_to_decimal(vals: np.ndarray, valid: np.ndarray, shift: int, scale
                                  null_count=int((~valid).sum()))
 
 
-def inexact_numeric() -> SqlError:
-    """A value unconstrained numeric cannot hold exactly: refused rather than rounded."""
+# Unconstrained numeric is decimal128(38, 16): 16 digits after the point, 22 before it.
+UNCONSTRAINED_SCALE = DEFAULT_NUMERIC_SCALE
+UNCONSTRAINED_INT_DIGITS = NUMERIC_MAX_PRECISION - DEFAULT_NUMERIC_SCALE
+_WIDE = Context(prec=2 * NUMERIC_MAX_PRECISION + 4)
+
+
+def plain_text(d: Decimal) -> str:
+    """A Decimal in PostgreSQL's numeric notation: never an exponent, its own scale.
+
+    >>> plain_text(Decimal("1.2E-20")), plain_text(Decimal("1E+2")), plain_text(Decimal("-0.50"))
+    ('0.000000000000000000012', '100', '-0.50')
+    """
+    return format(d, "f")
+
+
+def unscaled_text(v: int, scale: int) -> str:
+    """The exact value of unscaled integer `v` at `scale`, without trailing fractional zeros.
+
+    >>> unscaled_text(15241578750190521, 18), unscaled_text(-1200, 2), unscaled_text(5, 0)
+    ('0.015241578750190521', '-12', '5')
+    """
+    return plain_text(Decimal(int(v)).scaleb(-scale, _WIDE).normalize(_WIDE))
+
+
+def inexact_numeric(value: str | None = None) -> SqlError:
+    """A value unconstrained numeric cannot hold exactly: refused rather than rounded.
+    `value` is the number as the user would write it (the input text, the exact result)."""
+    what = f"numeric value {value}" if value is not None else "numeric value"
     return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE,
-                    "value needs more than 16 digits after the decimal point, the most numeric keeps "
-                    "without a declared scale",
-                    hint="Round it (round(x, 16)) or declare the scale: numeric(p, s) rounds to s digits.")
+                    f"{what} cannot be stored exactly: unconstrained numeric keeps at most "
+                    f"{UNCONSTRAINED_SCALE} digits after the decimal point",
+                    hint=f"Round it (round(x, {UNCONSTRAINED_SCALE})) or declare the scale: numeric(p, s) "
+                         "rounds to s digits.")
 
 
-def check_exact_rescale(vals: np.ndarray, from_scale: int, to_scale: int) -> None:
-    """Raise `inexact_numeric` if lowering unscaled `vals` from `from_scale` to `to_scale` digits
-    would drop a non-zero digit (object or int64 arrays)."""
+def numeric_too_large(value: str | None = None) -> SqlError:
+    """A value with more integer digits than unconstrained numeric keeps (22). The primary
+    message is PostgreSQL's for a numeric beyond its own limits; the detail says which."""
+    what = f"numeric value {value}" if value is not None else "the value"
+    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format",
+                    detail=f"{what} does not fit: unconstrained numeric keeps at most "
+                           f"{UNCONSTRAINED_INT_DIGITS} digits before the decimal point.",
+                    hint="Declare the type as numeric(p, s) to hold up to 38 digits in all.")
+
+
+def check_unconstrained(d: Decimal, text: str | None = None) -> Decimal:
+    """`d` if unconstrained numeric holds it exactly, else 22003 naming it (`text`: the value
+    as the user wrote it; its plain digits if not given). NaN and infinities are not checked
+    here.
+
+    >>> check_unconstrained(Decimal("0.0000000000000001"))
+    Decimal('1E-16')
+    """
+    if not d.is_finite() or d == 0:
+        return d
+    if d.adjusted() >= UNCONSTRAINED_INT_DIGITS:
+        raise numeric_too_large(text if text is not None else plain_text(d))
+    if d.as_tuple().exponent < -UNCONSTRAINED_SCALE and \
+            d != d.quantize(Decimal(1).scaleb(-UNCONSTRAINED_SCALE), rounding=ROUND_HALF_UP, context=_WIDE):
+        raise inexact_numeric(text if text is not None else plain_text(d))
+    return d
+
+
+def first_inexact(vals: np.ndarray, from_scale: int, to_scale: int) -> int | None:
+    """Index of the first unscaled value (object or int64 array, at `from_scale`) with a
+    non-zero digit beyond `to_scale` fractional digits, or None."""
     if to_scale >= from_scale or not len(vals):
-        return
+        return None
     step = 10 ** (from_scale - to_scale)
-    if step > 10 ** 18:
-        rem = np.array([int(v) % step for v in vals], dtype=object)  # beyond int64: exact Python ints
+    if step > 10 ** 18 or vals.dtype == object:
+        if vals.dtype != object:
+            vals = vals.astype(object)
+        rem = vals % step  # object arrays: exact Python ints, elementwise in C
     else:
-        rem = vals % (vals.dtype.type(step) if vals.dtype != object else step)
-    if (rem != 0).any():
-        raise inexact_numeric()
+        rem = vals % vals.dtype.type(step)
+    bad = np.flatnonzero(rem != 0)
+    return int(bad[0]) if len(bad) else None
 
+
+def check_exact_rescale(vals: np.ndarray, from_scale: int, to_scale: int,
+                        describe: Callable[[int], str] | None = None) -> None:
+    """Raise `inexact_numeric` if lowering unscaled `vals` from `from_scale` to `to_scale` digits
+    would drop a non-zero digit (object or int64 arrays). The message names the first such
+    value: `describe(i)` if given (e.g. "0.015241578750190521 (the product 0.123456789 *
+    0.123456789)"), else its exact digits."""
+    i = first_inexact(vals, from_scale, to_scale)
+    if i is not None:
+        raise inexact_numeric(describe(i) if describe else unscaled_text(int(vals[i]), from_scale))
+
+
+def check_unconstrained_range(vals: np.ndarray, valid: np.ndarray, scale: int,
+                              describe: Callable[[int], str] | None = None) -> None:
+    """Raise `numeric_too_large` if some valid unscaled value (at `scale`) has more than 22
+    integer digits."""
+    if not len(vals):
+        return
+    limit = 10 ** (UNCONSTRAINED_INT_DIGITS + scale)
+    big = np.flatnonzero(valid & (np.abs(vals) >= limit))
+    if len(big):
+        i = int(big[0])
+        raise numeric_too_large(describe(i) if describe else unscaled_text(int(vals[i]), scale))
+
+
+def decimal_text(arr: pa.Array) -> pa.Array:
+    """Decimal128 values as PostgreSQL prints numeric(p, s): plain digits, exactly `s` after the
+    point, never an exponent (Arrow's own cast writes 1E-16). Vectorised in Arrow.
+
+    >>> decimal_text(pa.array([Decimal("1E-16"), Decimal("-12.5"), None], pa.decimal128(38, 16))).to_pylist()
+    ['0.0000000000000001', '-12.5000000000000000', None]
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if not pa.types.is_decimal128(t):
+        return arr.cast(pa.string())
+    s = t.scale
+    # The same 128-bit words read at scale 0: Arrow prints those as plain integers.
+    ints = pa.Array.from_buffers(pa.decimal128(38, 0), len(arr), arr.buffers(), null_count=arr.null_count,
+                                 offset=arr.offset).cast(pa.string())
+    if s <= 0:
+        return ints if s == 0 else pc.binary_join_element_wise(ints, pa.scalar("0" * -s), "")
+    neg = pc.starts_with(ints, "-")
+    digits = pc.utf8_lpad(pc.utf8_ltrim(ints, characters="-"), width=s + 1, padding="0")
+    whole = pc.utf8_slice_codeunits(digits, 0, -s)
+    frac = pc.utf8_slice_codeunits(digits, -s)
+    sign = pc.if_else(neg, pa.scalar("-"), pa.scalar(""))
+    return pc.binary_join_element_wise(sign, whole, ".", frac, "")

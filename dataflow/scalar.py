@@ -21,20 +21,23 @@ comparisons of mz_now() with a row expression become temporal filters instead (s
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import Decimal, localcontext
 from typing import Any, Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.decimal_util import (_checked, check_exact_rescale, inexact_numeric, decimal_to_decimal, div_round, div_round_i64, from_unscaled,
-                                   from_unscaled_i64, rescale, rescale_i64, scale_of, to_unscaled,
-                                   to_unscaled_i64)
+from dataflow.decimal_util import (_checked, check_exact_rescale, check_unconstrained, check_unconstrained_range,
+                                   decimal_text, decimal_to_decimal, div_round, div_round_i64,
+                                   field_overflow, from_unscaled, from_unscaled_i64, inexact_numeric,
+                                   numeric_too_large, rescale, rescale_i64, scale_of, to_unscaled,
+                                   to_unscaled_i64, unscaled_text)
+from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.types import NUMERIC, SqlType, TypeKind
+from dataflow.types import NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
 
 Evaluator = Callable[[pa.Table], pa.Array]
 
@@ -119,6 +122,8 @@ def _compile_literal(expr: Literal) -> Evaluator:
         return lambda tbl: pa.nulls(tbl.num_rows, t)
     if expr.type.kind is TypeKind.NUMERIC and not isinstance(value, Decimal):
         value = Decimal(str(value))
+    if expr.type.kind is TypeKind.NUMERIC and expr.type.scale is None:
+        check_unconstrained(value)  # refused, never rounded to the storage's 16 digits
     one = conform(pa.array([value]), expr.type) if expr.type.kind is TypeKind.NUMERIC else pa.array([value], t)
     scalar = one[0]
     return lambda tbl: pa.repeat(scalar, tbl.num_rows)
@@ -273,6 +278,30 @@ def _float_range_checked(op: str, a: pa.Array, b: pa.Array, r: pa.Array, out: Sq
     return r
 
 
+_OP_SIGNS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%"}
+
+
+def _exact(op: str, a: pa.Array, b: pa.Array, exact: np.ndarray, valid: np.ndarray, scale: int,
+           out: SqlType) -> None:
+    """An exact result (unscaled at `scale`) going into unconstrained numeric must fit it
+    exactly: 22003 naming the first value and its operands otherwise, never a rounded value."""
+    if out.scale is not None:
+        return
+
+    def describe(i: int) -> str:
+        return (f"{unscaled_text(int(exact[i]), scale)} (the result of {_operand_text(a, i)} "
+                f"{_OP_SIGNS[op]} {_operand_text(b, i)})")
+    exact = np.where(valid, exact, 0)
+    check_exact_rescale(exact, scale, out.effective_scale, describe)
+    check_unconstrained_range(exact, valid, scale, describe)
+
+
+def _operand_text(arr: pa.Array, i: int) -> str:
+    if pa.types.is_decimal(arr.type):
+        return unscaled_text(int(to_unscaled(arr.slice(i, 1))[0][0]), scale_of(arr.type))
+    return str(arr[i].as_py())
+
+
 def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
     if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
         a, b = cast_array(a, out), cast_array(b, out)
@@ -287,10 +316,12 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
     if op in ("add", "sub"):
         common = max(sa, sb)
         x, y = rescale(va, sa, common), rescale(vb, sb, common)
-        r = rescale(x + y if op == "add" else x - y, common, s)
+        exact = x + y if op == "add" else x - y
+        _exact(op, a, b, exact, valid, common, out)
+        r = rescale(exact, common, s)
     elif op == "mul":
-        if out.scale is None:  # the exact product must fit unconstrained numeric's 16 digits
-            check_exact_rescale(np.where(valid, va * vb, 0), sa + sb, s)
+        # The exact product must fit unconstrained numeric's 16 + 22 digits.
+        _exact(op, a, b, va * vb, valid, sa + sb, out)
         r = rescale(va * vb, sa + sb, s)
     elif op == "div":
         zero = (vb == 0) & valid
@@ -310,7 +341,11 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
         x, y = rescale(va, sa, common), rescale(vb, sb, common)
         y = np.where(y == 0, 1, y)
         rem = np.abs(x) % np.abs(y)
-        r = rescale(np.where(x < 0, -rem, rem), common, s)
+        exact = np.where(x < 0, -rem, rem)
+        _exact(op, a, b, exact, valid, common, out)
+        r = rescale(exact, common, s)
+    if out.scale is None:
+        check_unconstrained_range(r, valid, s)  # a quotient beyond 22 integer digits
     return from_unscaled(r, valid, s, out.precision or 38)
 
 
@@ -328,11 +363,11 @@ def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Ar
             common = max(sa, sb)
             x, y = rescale_i64(va, sa, common), rescale_i64(vb, sb, common)
             r = _checked(pc.add_checked if op == "add" else pc.subtract_checked, x, y)
+            _exact(op, a, b, r, valid, common, out)
             r = rescale_i64(r, common, s)
         elif op == "mul":
             product = _checked(pc.multiply_checked, va, vb)
-            if out.scale is None:
-                check_exact_rescale(np.where(valid, product, 0), sa + sb, s)
+            _exact(op, a, b, product, valid, sa + sb, out)
             r = rescale_i64(product, sa + sb, s)
         else:
             if ((vb == 0) & valid).any():
@@ -354,6 +389,8 @@ def _unary(kind: str) -> Callable:
         if expr.type.kind is TypeKind.NUMERIC:
             v, ok = to_unscaled(a)
             v = np.abs(v) if kind == "abs" else -v
+            if expr.type.scale is None:
+                check_exact_rescale(np.where(ok, v, 0), scale_of(a.type), expr.type.effective_scale)
             return from_unscaled(rescale(v, scale_of(a.type), expr.type.effective_scale), ok,
                                  expr.type.effective_scale)
         if expr.type.is_integer:
@@ -766,7 +803,7 @@ def _invalid_text(t: SqlType, value: str) -> SqlError:
 def _unconstrained_numeric_text(arr: pa.Array) -> pa.Array:
     """Unconstrained numeric is stored at a fixed scale; its text is the value's own digits,
     as in query output (server/adapter/finishing.py)."""
-    return pc.replace_substring_regex(arr.cast(pa.string()), pattern=r"(\.[0-9]*[1-9])0+$|\.0+$",
+    return pc.replace_substring_regex(decimal_text(arr), pattern=r"(\.[0-9]*[1-9])0+$|\.0+$",
                                       replacement=r"\1")
 
 
@@ -828,6 +865,8 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             formatter = timestamptz_text_utc if src.tz else timestamp_text
         if formatter is not None:
             return fit_length_array(_format_distinct(arr, formatter), t)
+        if pa.types.is_decimal(src):
+            return fit_length_array(decimal_text(arr), t)  # plain digits, never 1E-8
         return fit_length_array(pc.if_else(arr, "true", "false") if pa.types.is_boolean(src)
                                 else arr.cast(pa.string()), t)
     if pa.types.is_string(src):
@@ -861,6 +900,11 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             fmt = ".6g" if pa.types.is_float32(src) else ".15g"
             as_text = _format_distinct(arr.cast(pa.float64()), lambda v: format(v, fmt))
             return _cast_from_text(as_text, t)
+        if t.scale is None and pa.types.is_decimal(src):
+            # numeric(p, s) with s > 16 -> numeric: refused, never rounded, if digits would go.
+            v, ok = to_unscaled(arr)
+            check_exact_rescale(np.where(ok, v, 0), scale_of(src), t.effective_scale)
+            check_unconstrained_range(v, ok, scale_of(src))
         return decimal_to_decimal(arr, t.effective_scale, t.precision or 38)
     if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
         if pa.types.is_decimal(src):
@@ -914,19 +958,25 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         # unconstrained numeric, refuse what its 16 fractional digits cannot hold exactly).
         s = t.effective_scale
         q = Decimal(1).scaleb(-s)
-        try:
-            with localcontext() as ctx:
-                ctx.prec = 80
-                exact = [None if x is None else Decimal(x.strip()) for x in arr.to_pylist()]
-                vals = [None if d is None else d.quantize(q, rounding="ROUND_HALF_UP") for d in exact]
-        except InvalidOperation:
-            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow") from None
-        if t.scale is None and any(d is not None and d != v for d, v in zip(exact, vals)):
-            raise inexact_numeric()
+        texts = arr.to_pylist()
+        exact = [None if x is None else Decimal(x.strip()) for x in texts]
+        limit = NUMERIC_MAX_PRECISION - s if t.scale is None else (t.precision or 38) - s
+        for x, d in zip(texts, exact):
+            if d is not None and d != 0 and d.adjusted() >= limit + 1:  # too many digits before the point
+                raise numeric_too_large(x.strip()) if t.scale is None else field_overflow(t.precision or 38, s)
+        with localcontext() as ctx:
+            ctx.prec = 2 * NUMERIC_MAX_PRECISION + 4
+            vals = [None if d is None else d.quantize(q, rounding="ROUND_HALF_UP") for d in exact]
+        if t.scale is None:
+            for x, d, v in zip(texts, exact, vals):
+                if d is not None and d != v:
+                    raise inexact_numeric(x.strip())
         try:
             res = pa.array(vals, pa.decimal128(38, s))
-        except (pa.ArrowInvalid, OverflowError):
-            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow") from None
+        except (pa.ArrowInvalid, OverflowError):  # rounded up to one digit more than fits
+            if t.scale is None:
+                raise numeric_too_large() from None
+            raise field_overflow(t.precision or 38, s) from None
         return conform(res, t)
     if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
         try:
@@ -941,7 +991,16 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         if _mask(lost).any():
             bad = arr.filter(pc.fill_null(lost, False))[0].as_py().strip()
             raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f'"{bad}" is out of range for type {t.name}')
-        return checked_float(wide, wide.cast(target, safe=False), t) if k is TypeKind.FLOAT4 else wide
+        if k is TypeKind.FLOAT4:
+            # Rounded from the text in one step, as strtof does (not through the double).
+            x = pc.fill_null(wide, 0.0).to_numpy(zero_copy_only=False)
+            single = float4_array(x, lambda i: Decimal(arr[i].as_py().strip()))
+            lost = (np.isinf(single) & np.isfinite(x)) | ((single == 0) & (x != 0))
+            if lost.any():
+                bad = arr[int(np.flatnonzero(lost)[0])].as_py().strip()
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f'"{bad}" is out of range for type {t.name}')
+            return pa.array(single, pa.float32(), mask=~_mask(wide.is_valid()) if wide.null_count else None)
+        return wide
     if k is TypeKind.BOOL:
         low = pc.utf8_lower(pc.utf8_trim_whitespace(arr))
         is_t = pc.is_in(low, pa.array(sorted(_TRUE)))

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
 from typing import Any
 
-from dataflow.decimal_util import inexact_numeric
+from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.float4 import float4_of_exact
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.scalar import datetime_input_error
-from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
+from dataflow.types import NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
 
 _INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
               TypeKind.INT4: (-(2 ** 31), 2 ** 31 - 1, "integer"),
@@ -41,7 +42,9 @@ def _check_int(v: int, t: SqlType) -> int:
     return v
 
 
-def _to_numeric(d: Decimal, t: SqlType) -> Decimal:
+def _to_numeric(d: Decimal, t: SqlType, text: str | None = None) -> Decimal:
+    """`d` as a value of numeric type `t`; `text` is the value as the user wrote it (for the
+    error message), when it came from text."""
     if d.is_nan():
         raise unsupported("NaN as a numeric value")
     if d.is_infinite():
@@ -49,24 +52,26 @@ def _to_numeric(d: Decimal, t: SqlType) -> Decimal:
     if t.scale is None:
         # Unconstrained numeric holds 16 fractional and 22 integer digits (decimal128(38, 16)):
         # a value it cannot hold exactly is refused, never rounded.
-        if d != 0 and d.adjusted() >= NUMERIC_MAX_PRECISION - DEFAULT_NUMERIC_SCALE:
-            raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format",
-                           detail=f"numeric without a declared scale holds at most "
-                                  f"{NUMERIC_MAX_PRECISION - DEFAULT_NUMERIC_SCALE} digits before the decimal point.")
-        with localcontext() as c:
-            c.prec = 2 * NUMERIC_MAX_PRECISION
-            if d != d.quantize(Decimal(1).scaleb(-DEFAULT_NUMERIC_SCALE), rounding=ROUND_HALF_UP):
-                raise inexact_numeric()
-        return d
+        return check_unconstrained(d, text)
+    if d.adjusted() >= t.precision - t.scale + 1:  # too many integer digits even before rounding
+        raise _field_overflow(t)
     with localcontext() as c:
-        c.prec = 2 * NUMERIC_MAX_PRECISION
+        c.prec = 2 * NUMERIC_MAX_PRECISION + 4
         q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
     int_digits = len(q.as_tuple().digits) - t.scale if q != 0 else 0
     if int_digits > t.precision - t.scale:
-        raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
-                       detail=f"A field with precision {t.precision}, scale {t.scale} must round to "
-                              f"an absolute value less than 10^{t.precision - t.scale}.")
+        raise _field_overflow(t)
     return q
+
+
+def _field_overflow(t: SqlType) -> SqlError:
+    return field_overflow(t.precision, t.scale)
+
+
+def _float_out_of_range(text: str, t: SqlType) -> SqlError:
+    """PostgreSQL's error for text (or a numeric, which it reads through its text) that a
+    float type cannot hold."""
+    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f'"{text}" is out of range for type {t.name}')
 
 
 def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
@@ -89,19 +94,25 @@ def text_of(value: Any, src: SqlType) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         return float4_text(value) if src.kind is TypeKind.FLOAT4 else float8_text(value)
+    if isinstance(value, Decimal):
+        return plain_text(value)  # never an exponent, as PostgreSQL prints numeric
     if isinstance(value, dt.datetime):
         return timestamptz_text_utc(value) if value.tzinfo is not None else timestamp_text(value)
     return str(value)
 
 
-def _to_float(v: float, t: SqlType) -> float:
+def _to_float(v: float, t: SqlType, exact: Any = None) -> float:
     """A double as a value of `t`: real rounds it to single precision (refusing what single
-    precision cannot hold, as PostgreSQL does)."""
+    precision cannot hold, as PostgreSQL does). `exact` (an int, Decimal or number text) is the
+    value `v` was rounded from, if any: real is then rounded from it in one step."""
     if t.kind is not TypeKind.FLOAT4:
         return v
     import numpy as np
-    with np.errstate(over="ignore", under="ignore"):
-        single = float(np.float32(v))
+    if exact is not None and math.isfinite(v):
+        single = float4_of_exact(exact)
+    else:
+        with np.errstate(over="ignore", under="ignore"):
+            single = float(np.float32(v))
     if math.isinf(single) and not math.isinf(v):
         raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
     if single == 0.0 and v != 0.0:
@@ -137,6 +148,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         if dst.is_text:
             return fit_length(s, dst)
         st = s.strip()
+        if "_" in st and k in (*_INT_RANGE, TypeKind.NUMERIC, TypeKind.FLOAT4, TypeKind.FLOAT8):
+            raise _bad_text(dst, s)  # Python reads 1_000 as 1000; PostgreSQL 15 does not
         if k in _INT_RANGE:
             try:
                 return _check_int(int(st, 10), dst)
@@ -149,7 +162,7 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
                 raise _bad_text(dst, s) from None
             if d.is_nan():
                 raise unsupported("NaN as a numeric value")
-            return _to_numeric(d, dst)
+            return _to_numeric(d, dst, st)
         if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
             low = st.lower()
             if low in ("infinity", "+infinity", "inf"):
@@ -162,8 +175,11 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
                 raise _bad_text(dst, s) from None
             if math.isinf(v) and "inf" not in low or (v == 0.0 and any(c in "123456789" for c in
                                                                      low.split("e")[0])):
-                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f'"{st}" is out of range for type {dst.name}')
-            return _to_float(v, dst)
+                raise _float_out_of_range(st, dst)
+            try:
+                return _to_float(v, dst, st)
+            except SqlError:
+                raise _float_out_of_range(st, dst) from None  # float4in's own message
         if k is TypeKind.BOOL:
             low = st.lower()
             if low in _TRUE:
@@ -189,9 +205,13 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         if isinstance(value, float):
             if math.isnan(value) or math.isinf(value):
                 raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_RANGE[k][2]} out of range")
-            return _check_int(int(Decimal(value).quantize(Decimal(1), rounding=ROUND_HALF_EVEN)), dst)
+            return _check_int(round(value), dst)  # Python rounds a float half to even, exactly
         if isinstance(value, Decimal):
-            return _check_int(int(value.quantize(Decimal(1), rounding=ROUND_HALF_UP)), dst)
+            if not value.is_finite() or abs(value) >= 2 ** 64:
+                raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_RANGE[k][2]} out of range")
+            with localcontext() as c:
+                c.prec = 2 * NUMERIC_MAX_PRECISION + 4
+                return _check_int(int(value.to_integral_value(rounding=ROUND_HALF_UP)), dst)
         return _check_int(int(value), dst)
     if k is TypeKind.NUMERIC:
         if isinstance(value, float):
@@ -200,9 +220,21 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             if math.isinf(value):
                 raise unsupported("infinite numeric values")
             # PostgreSQL converts a real through its 6 significant digits, a double through 15.
-            value = Decimal(format(value, ".6g" if src.kind is TypeKind.FLOAT4 else ".15g"))
+            text = format(value, ".6g" if src.kind is TypeKind.FLOAT4 else ".15g")
+            return _to_numeric(Decimal(text), dst, text)
         return _to_numeric(Decimal(value), dst)
     if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+        if isinstance(value, Decimal):
+            # PostgreSQL reads a numeric as a float through its text (float4in / float8in).
+            v = float(value)
+            if math.isinf(v) or (v == 0.0 and value != 0):
+                raise _float_out_of_range(plain_text(value), dst)
+            try:
+                return _to_float(v, dst, value)
+            except SqlError:
+                raise _float_out_of_range(plain_text(value), dst) from None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return _to_float(float(value), dst, value)  # int -> real in one rounding, as C does
         return _to_float(float(value), dst)
     if k is TypeKind.BOOL:
         if isinstance(value, bool):

@@ -21,10 +21,11 @@ import pyarrow.compute as pc
 
 from dataflow.arrangement import Arrangement
 from dataflow.batch import DIFF, SMALL_BATCH, concat
-from dataflow.decimal_util import (div_round, from_unscaled, i64_scaled_to_decimal, rescale, scale_of, to_unscaled,
-                                   to_unscaled_i64)
+from dataflow.decimal_util import (check_exact_rescale, check_unconstrained_range, div_round, from_unscaled,
+                                   i64_scaled_to_decimal, rescale, scale_of, to_unscaled, to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import AggregateExpr
+from dataflow.float_sum import ExactFloatSums
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 from dataflow.operators.keyindex import KeyIndex
 from dataflow.scalar import compile_expr, conform
@@ -93,18 +94,24 @@ class _Accumulating:
             agg.type.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8))
         # Exact sums: int64 while the sum of |contributions| ever applied stays below 2**62
         # (then no partial sum can overflow), Python ints (object) after that.
-        self.sums = np.zeros(0, np.float64 if self.float else np.int64)
-        # Float sums: +Infinity, -Infinity and NaN inputs are counted apart from the finite sum
-        # (inf - inf would turn the sum into NaN for good once an infinity is retracted).
-        self.specials = np.zeros((0, 3), np.int64)
+        self.sums = np.zeros(0, np.int64)
+        # Float sums are exact too (ExactFloatSums: a float64 running sum is not invertible,
+        # +1e20, +1, -1e20 would leave 0). +Infinity, -Infinity, NaN and -0 inputs are counted
+        # apart from the finite sum (inf - inf would turn the sum into NaN for good once an
+        # infinity is retracted; a sum of only -0 is -0, as PostgreSQL's float8pl gives).
+        self.exact = ExactFloatSums() if self.float else None
+        self.specials = np.zeros((0, 4), np.int64)
         self.bound = 0.0
         self.in_scale = 0
 
     def grow(self, size: int) -> None:
         self.nn = _grow(self.nn, size)
-        self.sums = _grow(self.sums, size)
-        if self.float and len(self.specials) < size:
-            self.specials = np.concatenate([self.specials, np.zeros((size - len(self.specials), 3), np.int64)])
+        if self.float:
+            self.exact.grow(size)
+            if len(self.specials) < size:
+                self.specials = np.concatenate([self.specials, np.zeros((size - len(self.specials), 4), np.int64)])
+        else:
+            self.sums = _grow(self.sums, size)
 
     def apply(self, seg: _Segments, values: pa.Array | None, diff: np.ndarray) -> None:
         t = seg.touched
@@ -121,7 +128,10 @@ class _Accumulating:
                 for k, mask in enumerate((v == np.inf, v == -np.inf, np.isnan(v))):
                     self.specials[t, k] += seg.sum(np.where(mask, diff, 0))
                 v = np.where(finite, v, 0.0)
-            self.sums[t] += seg.sum(v * diff)
+            negzero = (v == 0) & np.signbit(v) & valid
+            if negzero.any():
+                self.specials[t, 3] += seg.sum(np.where(negzero, diff, 0))
+            self.exact.add(seg.slots, v, diff)
         else:
             self.in_scale = scale_of(values.type)
             if self.sums.dtype != object:
@@ -145,7 +155,7 @@ class _Accumulating:
         if agg.func == "count":
             return pa.array(nn, pa.int64())
         valid = nn > 0
-        sums = self.sums[slots]
+        sums = self.exact.result(slots) if self.float else self.sums[slots]
         if (agg.func == "sum" and out.kind is TypeKind.NUMERIC and sums.dtype == np.int64
                 and 0 <= out.effective_scale - self.in_scale <= 18):
             # The common sum(int) -> numeric: widen to 128 bits in NumPy, no Python ints.
@@ -155,7 +165,9 @@ class _Accumulating:
         if self.float:
             if np.isinf(sums[valid]).any():
                 raise SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
-            pos, neg, nan = self.specials[slots].T if len(slots) else (np.zeros(0),) * 3
+            pos, neg, nan, negzero = self.specials[slots].T if len(slots) else (np.zeros(0),) * 4
+            if agg.func == "sum":  # avg adds to 0.0 in PostgreSQL, so its -0 is 0
+                sums = np.where(valid & (negzero == nn), -0.0, sums)
             sums = np.where(pos > 0, np.inf, sums)
             sums = np.where(neg > 0, -np.inf, sums)
             sums = np.where((nan > 0) | ((pos > 0) & (neg > 0)), np.nan, sums)
@@ -181,6 +193,9 @@ class _Accumulating:
             arr = pa.array(np.where(valid, whole, 0).astype(np.int64))
             return pc.if_else(pa.array(valid), arr, None).cast(out.arrow)
         if out.kind is TypeKind.NUMERIC:
+            if out.scale is None:  # the exact sum must fit unconstrained numeric: refused, not rounded
+                check_exact_rescale(np.where(valid, sums, 0), self.in_scale, out.effective_scale)
+                check_unconstrained_range(sums, valid, self.in_scale)
             return from_unscaled(rescale(sums, self.in_scale, out.effective_scale), valid, out.effective_scale)
         return pc.if_else(pa.array(valid), pa.array(sums.astype(np.float64)), None).cast(out.arrow)
 

@@ -4,7 +4,7 @@ RowSetFinishing, done in environmentd)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import Context, Decimal
 from typing import Any, Sequence
 
 import numpy as np
@@ -16,12 +16,17 @@ from dataflow.types import DEFAULT_NUMERIC_SCALE, SqlType, TypeKind
 from planner.statements import Finishing
 
 
+# Wide enough for every decimal128 value: Decimal's default context (28 digits) would round
+# the 38 digits numeric can hold.
+_EXACT = Context(prec=80)
+
+
 def _normalize(d: Decimal | None) -> Decimal | None:
     # Unconstrained numeric is stored with a fixed scale; show it as the value's own digits.
     if d is None or not d.is_finite():
         return d
-    n = d.normalize()
-    return n.quantize(Decimal(1)) if n.as_tuple().exponent > 0 else n
+    n = d.normalize(_EXACT)
+    return n.quantize(Decimal(1), context=_EXACT) if n.as_tuple().exponent > 0 else n
 
 
 def result_rows(batch: pa.Table, types: Sequence[SqlType] | None = None) -> list[tuple[Any, ...]]:
