@@ -24,7 +24,7 @@ from tests.fuzz.gen import Features
 pytestmark = pytest.mark.e2e
 
 FIXED_SEEDS = [20240601, 7, 1234567]
-FIXED_ROUNDS = 11              # rounds of QUERIES_PER_ROUND queries per fixed seed
+FIXED_ROUNDS = 6               # rounds of QUERIES_PER_ROUND queries per fixed seed
 QUERIES_PER_ROUND = 60
 SECONDS = float(os.environ.get("SLIPSTREAM_FUZZ_SECONDS", "180"))
 FEATURES = os.environ.get("SLIPSTREAM_FUZZ_FEATURES", "")
@@ -48,8 +48,8 @@ def test_fuzz_against_postgres(slipstream, pg_oracle, capsys):
         # gets whatever time is left.
         share = left / (len(seeds) - i) if fixed else left
         fz = Fuzzer(slipstream.dsn, pg_oracle.dsn, seed, features,
-                    queries_per_round=QUERIES_PER_ROUND, mv_per_round=3, mv_changes=3,
-                    tlp_rate=0.3, shrink_seconds=15, max_failures=4, log=lambda s: None,
+                    queries_per_round=QUERIES_PER_ROUND, mv_per_round=2, mv_changes=3,
+                    tlp_rate=0.15, shrink_seconds=15, max_failures=4, log=lambda s: None,
                     lenient_errors=LENIENT_ERRORS)
         try:
             summaries.append(fz.run(seconds=share, rounds=FIXED_ROUNDS if fixed else None))
