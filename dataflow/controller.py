@@ -15,6 +15,7 @@ one result per worker.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import logging
 from collections import deque
@@ -71,6 +72,9 @@ class ComputeController:
         self._spark = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.collections: dict[str, tuple[tuple[SqlType, ...], int]] = {}  # id -> (types, upper)
+        # Collections (views, indexes) whose dataflow hit an evaluation error, recorded as soon
+        # as the workers report it (the owner may share its own dict here).
+        self.errors: dict[str, SqlError] = {}
         self._since: dict[str, int] = {}  # id -> earliest time the replica can read it at
         self._dataflows: dict[str, _DataflowState] = {}
         self._peeks: dict[str, tuple[asyncio.Future, list]] = {}
@@ -120,7 +124,8 @@ class ComputeController:
             command = state.command
             state.per_worker = [deque() for _ in range(self.workers)]
             as_of = max(command.as_of, self._as_of_for(command.plan))
-            state.command = CreateDataflow(command.id, command.plan, as_of, command.sink, command.until)
+            # Fresh workers have no collection to correct against: not a replacement.
+            state.command = dataclasses.replace(command, as_of=as_of, replaces=False)
             if command.sink in ("index", "persist"):
                 self._since[command.id] = as_of
             state.queue.put_nowait(("rehydrate", as_of))
@@ -131,8 +136,8 @@ class ComputeController:
             if isinstance(command, CreateDataflow):
                 # Issued during the restart: it reads the state the new replica imported, which
                 # holds every write applied before it was issued.
-                command = CreateDataflow(command.id, command.plan, max(command.as_of, self._as_of_for(command.plan)),
-                                         command.sink, command.until)
+                command = dataclasses.replace(command, as_of=max(command.as_of, self._as_of_for(command.plan)),
+                                              replaces=False)
             self._broadcast_now(command)
         log.info("replica rehydrated: %d collections, %d dataflows", len(self.collections), len(self._dataflows))
 
@@ -193,8 +198,8 @@ class ComputeController:
     def _on_message(self, message: object) -> None:
         if isinstance(message, DataflowOutput):
             state = self._dataflows.get(message.id)
-            if state is None:
-                return
+            if state is None or message.generation != state.command.generation:
+                return  # dropped, or a rebuilt dataflow's predecessor still talking
             state.per_worker[message.worker].append(message)
             while all(state.per_worker):
                 parts = [q.popleft() for q in state.per_worker]
@@ -204,6 +209,8 @@ class ComputeController:
                 if state.command.sink in ("index", "persist"):
                     types, _ = self.collections.get(state.command.id, ((), 0))
                     self.collections[state.command.id] = (types, upper)
+                    if errors:
+                        self.errors.setdefault(state.command.id, errors[0])
                 state.queue.put_nowait(StepOutput(batch, upper, errors))
         elif isinstance(message, PeekResult):
             entry = self._peeks.get(message.id)
@@ -279,6 +286,20 @@ class ComputeController:
 
             self.collections[id] = (output_types(plan), as_of)
             self._since[id] = as_of
+        self._broadcast(command)
+        return state.queue
+
+    def rebuild_dataflow(self, id: str, plan: Plan, as_of: int, sink: str) -> asyncio.Queue:
+        """Replace the dataflow of collection `id` by a new one from `as_of` (after an evaluation
+        error: the old one's state is incomplete). The collection stays; the new dataflow's first
+        output is the correction from the old contents (see `CreateDataflow.replaces`)."""
+        old = self._dataflows.pop(id, None)
+        if old is not None:
+            self._broadcast(DropDataflow(id))
+        generation = (old.command.generation + 1) if old is not None else 1
+        command = CreateDataflow(id, plan, as_of, sink, None, replaces=True, generation=generation)
+        state = _DataflowState(command, asyncio.Queue(), [deque() for _ in range(self.workers)])
+        self._dataflows[id] = state
         self._broadcast(command)
         return state.queue
 

@@ -63,6 +63,10 @@ class CreateDataflow:
     as_of: int
     sink: str
     until: int | None = None  # stop after the frontier passes this time (SUBSCRIBE ... UP TO)
+    # Rebuilds the dataflow of an existing collection `id` (one that hit an evaluation error):
+    # its first output is turned into the correction from the collection's current contents.
+    replaces: bool = False
+    generation: int = 0  # counts rebuilds of `id`; echoed in its DataflowOutputs
 
 
 @dataclass
@@ -90,6 +94,7 @@ class DataflowOutput:
     batch: pa.Table
     upper: int
     errors: list[SqlError] = field(default_factory=list)
+    generation: int = 0  # the CreateDataflow's: outputs of a replaced dataflow still in flight are dropped
 
 
 @dataclass

@@ -12,6 +12,7 @@ exchanges inside a step then line up across workers by construction.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import socket
 import threading
@@ -23,7 +24,7 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, concat, consolidate, empty_batch
+from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowExchange, PeerNetwork
 from dataflow.plan import Get, IndexLookup, Join, Union_, children, collections_read, output_types
@@ -161,7 +162,7 @@ class Worker:
         lookups: dict[str, tuple[tuple[int, ...], pa.Table]] = {}
         if command.sink == "peek":
             plan, lookups = _extract_lookups(command.plan)
-            command = CreateDataflow(command.id, plan, command.as_of, command.sink, command.until)
+            command = dataclasses.replace(command, plan=plan)
         inputs = tuple(sorted(collections_read(command.plan)))
         as_of = command.as_of
         for id in inputs:
@@ -178,7 +179,12 @@ class Worker:
                 hint=f"Reads can go back at most {HISTORY_MS} ms."))
             return
         if as_of != command.as_of:  # a long-running dataflow may start from the newer state
-            command = CreateDataflow(command.id, command.plan, as_of, command.sink, command.until)
+            command = dataclasses.replace(command, as_of=as_of)
+        if command.replaces and command.id in self.collections:
+            # Readers of the collection wait for the rebuilt dataflow's first output (the old
+            # one's contents and error stand until then).
+            trace = self.collections[command.id]
+            trace.upper = min(trace.upper, as_of)
         exchange = DataflowExchange(self.network, command.id, self.index, self.count)
         try:
             dataflow = Dataflow(command.plan, as_of, exchange)
@@ -193,7 +199,7 @@ class Worker:
         pending: dict[str, list[pa.Table]] = {}
         for id in inputs:
             # A lookup input is read at step time, from the index's arrangement.
-            pending[id] = [] if id in lookups else [self.collections[id].contents_from(as_of)]
+            pending[id] = [] if id in lookups else [consolidate(self.collections[id].contents_from(as_of))]
         self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending,
                                                      lookups=lookups)
 
@@ -221,7 +227,7 @@ class Worker:
             self.send(PeekResult(command.id, self.index, None, error))
         else:
             self.send(DataflowOutput(command.id, self.index, empty_batch(output_types(command.plan)),
-                                     command.as_of, [error]))
+                                     command.as_of, [error], command.generation))
 
     # -- stepping -------------------------------------------------------------------------------
 
@@ -249,7 +255,9 @@ class Worker:
         for id, batches in running.pending.items():
             if not batches:
                 continue
-            updates = concat(batches) if len(batches) > 1 else batches[0]
+            # Consolidated, so that a row inserted and deleted within one step is never seen by
+            # the dataflow (whose expressions could raise an error for a row that never existed).
+            updates = consolidate(concat(batches)) if len(batches) > 1 else batches[0]
             times = updates.column("time")
             ready = pc.less(times, pa.scalar(target, pa.uint64()))
             inputs[id] = updates.filter(ready)
@@ -280,6 +288,7 @@ class Worker:
         if sum(b.num_rows for b in inputs.values()) >= RELEASE_MEMORY_AFTER_ROWS:
             # Hydration leaves large temporaries in Arrow's allocator; give them back to the OS.
             pa.default_memory_pool().release_unused()
+        first_step = not running.started
         running.frontier = target
         running.started = True
         sink = command.sink
@@ -296,6 +305,14 @@ class Worker:
                 arrangement = running.dataflow.arrangement()
                 if sink == "index" and arrangement is not None:
                     trace.arranged = arrangement.updates
+            elif command.replaces and first_step:
+                # A rebuilt dataflow's first output is the whole collection: what its readers
+                # get is the difference from what they got from the errored one.
+                output = consolidate(concat([output, negate(trace.contents_from(command.as_of))]))
+                trace.error = None
+                arrangement = running.dataflow.arrangement()
+                if sink == "index" and arrangement is not None:
+                    trace.arranged = arrangement.updates
             if errors:
                 trace.error = errors[0]
             trace.append(output, target)
@@ -303,9 +320,9 @@ class Worker:
             # The controller tracks every collection's upper; a materialized view's output also goes
             # to the controller to be made durable in persist.
             sent = output if sink == "persist" else empty_batch(output_types(command.plan))
-            self.send(DataflowOutput(command.id, self.index, sent, target, errors))
+            self.send(DataflowOutput(command.id, self.index, sent, target, errors, command.generation))
         else:
-            self.send(DataflowOutput(command.id, self.index, output, target, errors))
+            self.send(DataflowOutput(command.id, self.index, output, target, errors, command.generation))
         if command.until is not None and target >= command.until:
             self.dataflows.pop(command.id, None)
 

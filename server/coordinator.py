@@ -87,6 +87,7 @@ class Coordinator:
         self.compute = ComputeController(self.config.workers, data_dir / "persist",
                                          advertise_host=self.config.advertise_host,
                                          listen_host="0.0.0.0" if self.config.advertise_host != "127.0.0.1" else "127.0.0.1")
+        self.compute.errors = self.errors  # one record of errored collections
         await self.compute.start(self.spark)
         await self._bootstrap()
         self._tasks.append(asyncio.ensure_future(self._tick_loop()))
@@ -228,10 +229,35 @@ class Coordinator:
             self.last_write[id] = ts
         self.compute.advance(timed, self.table_ids(), ts + 1)
         self.oracle.applied(ts)
+        if timed and self.errors:
+            self._rebuild_errored(ts)
         if sum(b.num_rows for b in timed.values()) >= RELEASE_MEMORY_AFTER_ROWS:
             # A bulk load leaves large temporaries in Arrow's allocator; give them back to the OS.
             pa.default_memory_pool().release_unused()
         return ts
+
+    def _rebuild_errored(self, as_of: int) -> None:
+        """Views and indexes whose dataflow hit an evaluation error are rebuilt from the inputs as
+        of this write: an error belongs to the rows that raised it, so once they are gone the
+        view answers again (the old dataflow skipped the failing batch; its state cannot be
+        trusted). A rebuild that fails again keeps the view in error until the next write."""
+        log.info("rebuilding dataflows after evaluation errors: %s", sorted(self.errors))
+        for id in list(self.errors):
+            self.errors.pop(id, None)
+            try:
+                item = self.catalog.get(id)
+            except SqlError:
+                continue  # dropped meanwhile
+            old = self._sinks.pop(id, None)
+            if old is not None:
+                old.cancel()
+            if item.kind is ItemKind.INDEX:
+                plan = ArrangeBy(self.plan_of_relation(self.catalog.get(item.index_on)), item.index_key)
+                queue = self.compute.rebuild_dataflow(id, plan, as_of, "index")
+                self._sinks[id] = asyncio.ensure_future(self._run_index_errors(id, queue))
+            elif item.kind is ItemKind.MATERIALIZED_VIEW:
+                queue = self.compute.rebuild_dataflow(id, self._plan_definition(item), as_of, "persist")
+                self._sinks[id] = asyncio.ensure_future(self._run_persist_sink(id, queue, as_of))
 
     async def write(self, updates: dict[str, pa.Table]) -> int:
         """Commit blind writes (INSERT, COPY). Writes that arrive while another commit is on disk
