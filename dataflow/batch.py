@@ -108,6 +108,7 @@ def consolidate(batch: pa.Table) -> pa.Table:
         b = batch.take(pa.array(idx[starts[run_id[follow]]]))
         from dataflow.arrangement import keys_equal  # local: arrangement imports this module
         same = keys_equal(a, cols, b, cols, nulls_equal=True, nans_equal=True)
+        same &= _same_zero_signs(a, b, cols)
         if not same.all():
             dirty_runs = np.zeros(len(starts), dtype=bool)
             dirty_runs[run_id[follow[~same]]] = True
@@ -129,6 +130,18 @@ def consolidate(batch: pa.Table) -> pa.Table:
         return batch  # nothing merged or cancelled anywhere: no need to copy the rows
     out = _with_diff(batch.take(pa.array(firsts)), by_row[firsts])
     return pa.concat_tables([out, dirty_out]) if n_dirty else out
+
+
+def _same_zero_signs(a: pa.Table, b: pa.Table, cols: Sequence[int]) -> np.ndarray:
+    """-0.0 and 0.0 are equal in SQL but different values: rows differing only there are
+    different rows (a stored 0 must not read back as -0), so consolidation keeps them apart."""
+    same = np.ones(a.num_rows, dtype=bool)
+    for i in cols:
+        if pa.types.is_floating(a.schema.field(i).type):
+            x = pc.fill_null(a.column(i), 1.0).to_numpy()
+            y = pc.fill_null(b.column(i), 1.0).to_numpy()
+            same &= ((x == 0) & np.signbit(x)) == ((y == 0) & np.signbit(y))
+    return same
 
 
 _POS_BITS = 24

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation, localcontext
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation, localcontext
 from typing import Any
 
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
@@ -19,12 +19,13 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.float4 import float4_of_exact
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.scalar import datetime_input_error
-from dataflow.types import NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
+from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
 
 _INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
               TypeKind.INT4: (-(2 ** 31), 2 ** 31 - 1, "integer"),
               TypeKind.INT8: (-(2 ** 63), 2 ** 63 - 1, "bigint")}
 _TRUE = {"t", "true", "y", "yes", "on", "1"}
+_WIDE = Context(prec=2 * NUMERIC_MAX_PRECISION + 4)
 _FALSE = {"f", "false", "n", "no", "off", "0"}
 
 
@@ -95,6 +96,12 @@ def text_of(value: Any, src: SqlType) -> str:
     if isinstance(value, float):
         return float4_text(value) if src.kind is TypeKind.FLOAT4 else float8_text(value)
     if isinstance(value, Decimal):
+        if src.kind is TypeKind.NUMERIC and src.scale is None and value.as_tuple().exponent == -DEFAULT_NUMERIC_SCALE:
+            # A value computed by the engine carries the storage's 16 digits, not its own:
+            # printed as query output prints it (server/adapter/finishing.py).
+            value = value.normalize(_WIDE) if value else Decimal(0)
+            if value.as_tuple().exponent > 0:
+                value = value.quantize(Decimal(1), context=_WIDE)
         return plain_text(value)  # never an exponent, as PostgreSQL prints numeric
     if isinstance(value, dt.datetime):
         return timestamptz_text_utc(value) if value.tzinfo is not None else timestamp_text(value)

@@ -11,9 +11,10 @@ import struct
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from dataflow.decimal_util import plain_text
 from dataflow.errors import SqlError, SqlState
 from dataflow.scalar import cast_array, check_fits, fit_length_array
-from dataflow.types import SqlType
+from dataflow.types import SqlType, TypeKind
 
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\"}
 
@@ -85,7 +86,15 @@ def _parse_binary(data: bytes, types: list[SqlType]) -> list[pa.Array]:
                     pos += length
     except struct.error:
         raise SqlError("22P04", "unexpected end of binary COPY data") from None
-    return [pa.array(col, t.arrow) for col, t in zip(columns, types)]
+    out = []
+    for col, t in zip(columns, types):
+        if t.kind is TypeKind.NUMERIC:
+            # Through the value's digits and the text input rules: numeric(p, s) rounds and
+            # checks its precision, unconstrained numeric refuses what it cannot hold exactly.
+            out.append(_cast([pa.array([None if v is None else plain_text(v) for v in col], pa.string())], [t])[0])
+        else:
+            out.append(pa.array(col, t.arrow))
+    return out
 
 
 def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: str | None = None,

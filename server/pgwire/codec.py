@@ -14,7 +14,6 @@ True
 
 from __future__ import annotations
 
-import math
 import struct
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -319,20 +318,6 @@ def _bad_text(type_name: str, s: str) -> SqlError:
                     f'invalid input syntax for type {type_name}: "{s}"')
 
 
-def _parse_float(s: str, type_name: str) -> float:
-    low = s.strip().lower()
-    if low in ("infinity", "+infinity", "inf", "+inf"):
-        return math.inf
-    if low in ("-infinity", "-inf"):
-        return -math.inf
-    if low == "nan":
-        return math.nan
-    try:
-        return float(low)
-    except ValueError:
-        raise _bad_text(type_name, s) from None
-
-
 def _parse_datetime(s: str, type_name: str) -> datetime:
     try:
         v = datetime.fromisoformat(s.strip())
@@ -353,6 +338,8 @@ def _decode_text(s: str, oid: int) -> Any:
         raise _bad_text("boolean", s)
     if oid in _INT_RANGES:
         try:
+            if "_" in s:
+                raise ValueError(s)  # Python reads 1_000 as 1000; PostgreSQL 15 does not
             v = int(s.strip())
         except ValueError:
             raise _bad_text(name, s) from None
@@ -362,9 +349,13 @@ def _decode_text(s: str, oid: int) -> Any:
                            f'value "{s}" is out of range for type {name}')
         return v
     if oid in (FLOAT4.oid, FLOAT8.oid):
-        return _parse_float(s, name)
+        # float4in / float8in: out-of-range input is 22003, real is rounded once from the text.
+        from planner.casts import cast_value
+        return cast_value(s, TEXT, FLOAT4 if oid == FLOAT4.oid else FLOAT8)
     if oid == NUMERIC.oid:
         try:
+            if "_" in s:
+                raise InvalidOperation(s)
             return Decimal(s.strip())
         except InvalidOperation:
             raise _bad_text("numeric", s) from None

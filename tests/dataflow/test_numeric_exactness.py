@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from dataflow.batch import batch_from_rows
+from dataflow.batch import batch_from_rows, consolidate, rows_of
 from dataflow.decimal_util import (check_exact_rescale, check_unconstrained, decimal_text, field_overflow,
                                    unscaled_text)
 from dataflow.errors import SqlError
@@ -168,6 +168,19 @@ def test_real_from_int_and_text_arrays():
 ])
 def test_plan_time_casts_refuse_with_postgres_sqlstates(value, src, dst, code):
     assert err(lambda: cast_value(value, src, dst)).sqlstate == code
+
+
+def test_consolidation_keeps_zero_and_negative_zero_apart():
+    # Equal in SQL, but a stored 0 must not read back as -0 (nor the other way round).
+    b = batch_from_rows([(0.0, 1), (-0.0, 1), (0.0, 1), (float("nan"), 1), (float("nan"), 1)], [FLOAT8, INT4], time=1)
+    rows = sorted((repr(r[0]), r[1], d) for r, d in zip(rows_of(consolidate(b)), consolidate(b)["diff"].to_pylist()))
+    assert rows == [("-0.0", 1, 1), ("0.0", 1, 2), ("nan", 1, 2)]
+
+
+def test_engine_computed_numeric_text_has_the_values_own_digits():
+    assert cast_value(Decimal("0.5000000000000000"), NUMERIC, TEXT) == "0.5"
+    assert cast_value(Decimal("0E-16"), NUMERIC, TEXT) == "0"
+    assert cast_value(Decimal("1.50"), NUMERIC, TEXT) == "1.50"  # a literal keeps its scale, as PostgreSQL
 
 
 def test_plan_time_casts_round_as_postgres():

@@ -140,6 +140,25 @@ def test_param_errors_have_sqlstates():
         1999, 12, 31, 22, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("raw, oid, code", [
+    (b"1e39", FLOAT4.oid, "22003"), (b"1e-50", FLOAT4.oid, "22003"), (b"1e309", FLOAT8.oid, "22003"),
+    (b"1e-400", FLOAT8.oid, "22003"), (b"1_000", INT4.oid, "22P02"), (b"1_000", NUMERIC.oid, "22P02"),
+    (b"1_000", FLOAT8.oid, "22P02"),
+])
+def test_numeric_params_refuse_what_postgres_refuses(raw, oid, code):
+    with pytest.raises(SqlError) as e:
+        decode_param(raw, oid, False)
+    assert e.value.sqlstate == code
+
+
+def test_real_params_are_single_precision_rounded_once():
+    # float4in rounds the text once; through a double this was 1.0.
+    assert decode_param(b"1.000000059604644775390626", FLOAT4.oid, False) == 1.0000001192092896
+    assert decode_param(b"0.1", FLOAT4.oid, False) == 0.10000000149011612
+    assert decode_param(b"-Infinity", FLOAT4.oid, False) == -math.inf
+    assert math.isnan(decode_param(b"NaN", FLOAT8.oid, False))
+
+
 def test_copy_text_and_csv_formatting():
     cols = [Column("a", INT4), Column("b", TEXT), Column("c", FLOAT8)]
     text = CopyFormatter(cols, "text")
