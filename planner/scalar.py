@@ -225,7 +225,8 @@ class ScalarLowerer:
             if _bare_number(node.this) and isinstance(arg, Literal) and arg.value is not None:
                 # A minus sign belongs to a bare numeric constant in PostgreSQL's grammar: the
                 # signed text decides the type (-2147483648 is an integer, -(-2147483648) a bigint).
-                return numeric_literal(str(-arg.value))
+                v = arg.value  # copy_negate is exact; -Decimal rounds to 28 digits
+                return numeric_literal(str(v.copy_negate() if isinstance(v, Decimal) else -v))
             arg = coerce(arg, NUMERIC, ctx) if arg.type.kind is TypeKind.UNKNOWN else arg
             if not arg.type.is_numeric_family:
                 raise _no_op("-", arg.type)
