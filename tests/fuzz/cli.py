@@ -84,9 +84,11 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         if args.round is not None:
             fz.round(args.round, only_query=args.query)
-            fz.summary.rounds = 1
-            fz.summary.seconds = time.monotonic() - t0
             summary = fz.summary
+            summary.rounds = 1
+            summary.seconds = time.monotonic() - t0
+            summary.statements = fz.ss.statements + fz.pg.statements
+            summary.ss_seconds, summary.pg_seconds = fz.ss.seconds, fz.pg.seconds
         else:
             summary = fz.run(seconds=args.seconds, rounds=args.rounds)
         fz.close()

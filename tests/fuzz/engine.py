@@ -149,6 +149,10 @@ def judge(q: Query | None, ss: Result, pg: Result, check_types: bool = True,
             # there even over no rows; Slipstream evaluates per row.
             return Verdict("pg_unsupported", detail="PostgreSQL folds a failing constant "
                                                    f"({pg.sqlstate}), Slipstream has no rows")
+        if lenient_errors and pg.sqlstate.startswith("22"):
+            # The other direction: PostgreSQL's plan evaluated an expression on a row that
+            # Slipstream filtered out first.
+            return Verdict("eval_order", detail=f"PostgreSQL only: {pg.sqlstate} {pg.message}")
         return Verdict("fail", f"pg_error_only:{pg.sqlstate}", "PostgreSQL errors, Slipstream does not")
     if ss.rows is None or pg.rows is None:
         return Verdict("ok")

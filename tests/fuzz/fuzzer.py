@@ -269,7 +269,7 @@ class Summary:
             out.append("  not comparable (PostgreSQL refuses or times out):")
             out += [f"    {c:5d}  {m}" for m, c in self.pg_unsupported.most_common()]
         if self.eval_order:
-            out.append("  Slipstream-only data errors let pass (--lenient-errors):")
+            out.append("  data errors only one system raises, let pass (--lenient-errors):")
             out += [f"    {c:5d}  {m}" for m, c in self.eval_order.most_common()]
         if self.internal_both:
             out.append("  internal errors (XX000) where PostgreSQL errored too:")
