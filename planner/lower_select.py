@@ -26,6 +26,7 @@ from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.outer_join import lower_outer_join
 from planner.rules.factor_disjunctions import factor_disjunctions
+from planner.rules.fold_constants import fold_constant
 from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)
 from planner.scope import Scope, ScopeColumn
 from planner.statements import Finishing
@@ -316,7 +317,11 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
             if isinstance(cond, exp.In) and cond.args.get("query") is not None:
                 semijoins.append((lowerer.lower(cond.this), _in_subquery(cond.args["query"], ctx)))
             else:
-                preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "WHERE")))
+                # After a constantly false condition the rest is never evaluated (PostgreSQL
+                # folds `false AND x` to false without folding x).
+                decided = any(isinstance(p, Literal) and p.value is not True for p in preds)
+                lower = lowerer.lower_unused if decided else lowerer.lower
+                preds.extend(_split_scalar(to_bool(lower(cond), ctx, "WHERE")))
         except SqlError as e:
             # Not final: the condition names a relation joined later; it is applied there.
             if final or not is_optional or e.sqlstate not in (SqlState.UNDEFINED_COLUMN, SqlState.UNDEFINED_TABLE):
@@ -631,7 +636,7 @@ def _limit_value(node: exp.Expression | None, ctx: PlanContext, what: str) -> in
     v = ScalarLowerer(Scope(), ctx, clause=what).lower(e)
     if isinstance(v, Literal) and v.value is None and v.type.kind is TypeKind.UNKNOWN:
         return None
-    v = coerce(v, INT8, ctx)
+    v = fold_constant(coerce(v, INT8, ctx))  # a constant even where folding is off (unread CTEs)
     if not isinstance(v, Literal):
         raise unsupported(f"non-constant {what}")
     if v.value is not None and v.value < 0:

@@ -195,10 +195,11 @@ class ScalarLowerer:
         true CASE condition): typed and checked, but not folded, so a failing constant in it
         raises nothing, as in PostgreSQL."""
         saved, self.fold = self.fold, False
+        saved_ctx, self.ctx.fold_constants = self.ctx.fold_constants, False  # casts of constants too
         try:
             return self.lower(node)
         finally:
-            self.fold = saved
+            self.fold, self.ctx.fold_constants = saved, saved_ctx
 
     # Each branch handles one SQL construct.
     def _lower(self, node: exp.Expression) -> ScalarExpr:

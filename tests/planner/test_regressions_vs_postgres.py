@@ -56,6 +56,11 @@ QUERIES = [
     "SELECT (100::float8 / 0::float8) FROM t WHERE false", "SELECT CASE WHEN i > 100 THEN 'x'::int END FROM t",
     "SELECT coalesce(i, i / 0) FROM t WHERE i IS NOT NULL", "SELECT coalesce(j, j / 0) FROM t",
     "SELECT substring(CAST(NULL AS text) from 3 for (-1))", "SELECT substring('abc' from 3 for (-1))",
+    # Constantly false WHERE conditions and CASE arms: the rest is not evaluated (casts included).
+    "SELECT 'x' FROM t WHERE (false) AND ((CAST('-Infinity' AS double precision))::int2 < CAST(NULL AS integer))",
+    "SELECT (CASE WHEN false THEN CAST(CAST('NaN' AS double precision) AS integer) END) FROM t",
+    "SELECT 1 FROM t WHERE (false) AND (floor(5/0) < -1)",
+    "WITH w AS (SELECT i FROM t ORDER BY 1 LIMIT 1) SELECT 1 FROM t",
     # A CTE nothing reads is still planned (its errors count).
     "WITH w AS (SELECT CAST('abc' AS numeric) AS x FROM t) SELECT i FROM t",
     "WITH w AS (SELECT ('x')::bool AS x FROM t) SELECT i FROM t",
