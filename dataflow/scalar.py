@@ -240,7 +240,10 @@ def _arith(op: str) -> Callable:
             raise SqlError(SqlState.UNDEFINED_FUNCTION,
                            f"operator does not exist: {a.type} {op} {b.type}")
         if op in ("div", "mod"):
-            zero = _mask(pc.and_(pc.equal(b, 0), a.is_valid()))
+            zero = pc.and_(pc.equal(b, 0), a.is_valid())
+            if pa.types.is_floating(a.type):
+                zero = pc.and_(zero, pc.invert(pc.is_nan(a)))  # NaN / 0 is NaN in PostgreSQL
+            zero = _mask(zero)
             if zero.any():
                 raise _div_zero()
             b = pc.if_else(pc.equal(b, 0), pa.scalar(1, b.type), b)
@@ -669,6 +672,16 @@ def _extreme(largest: bool) -> Callable:
         vs = [conform(v, expr.type) for v in vals]
         f = pc.max_element_wise if largest else pc.min_element_wise
         try:
+        if pa.types.is_floating(expr.type.arrow):
+            # NaN is the greatest float: it wins greatest(), and least() only when alone.
+            nans = [pc.fill_null(pc.is_nan(v), False) for v in vs]
+            any_nan = nans[0]
+            for n in nans[1:]:
+                any_nan = pc.or_(any_nan, n)
+            plain = f(*[pc.if_else(n, pa.scalar(None, v.type), v) for v, n in zip(vs, nans)], skip_nulls=True)
+            if largest:
+                return pc.if_else(any_nan, pa.scalar(float("nan"), plain.type), plain)
+            return pc.if_else(pc.and_(any_nan, plain.is_null()), pa.scalar(float("nan"), plain.type), plain)
             return f(*vs, skip_nulls=True)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
             pick = max if largest else min

@@ -89,6 +89,9 @@ QUERIES = [
     # A minus sign belongs to a bare constant: the signed text decides the type.
     "SELECT -2147483648, -(-2147483648), - - 5, -9223372036854775808, -(-9223372036854775808), -(-1.5)",
     "SELECT (- CAST(-9223372036854775808 AS bigint))", "SELECT - CAST(-2147483648 AS int)",
+    # NaN is the greatest float in greatest/least, and NaN / 0 is NaN.
+    "SELECT greatest('NaN'::float8, 1::float8), least('NaN'::float8, 1::float8), least('NaN'::float8, NULL)",
+    "SELECT greatest(f, 2), least(f, 2), f / 0::float8 FROM t WHERE f = 'NaN'",
     # -0 is 0 in IN lists too.
     "SELECT f FROM t WHERE f * -1 IN (0::float8)", "SELECT f FROM t WHERE f IN ('NaN', 1.5)",
     # Assorted expressions that already agreed, kept as a guard.
