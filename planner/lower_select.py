@@ -495,6 +495,9 @@ def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[
     keys: list[ScalarExpr] = []
     for g in group.expressions:
         node: exp.Expression | int = g
+        bare = g.unnest() if isinstance(g, exp.Paren) else g
+        if isinstance(bare, exp.Literal) and _position(g) is None:
+            raise SqlError(SqlState.SYNTAX_ERROR, "non-integer constant in GROUP BY")
         pos = _position(g)
         if pos is not None:
             if not 1 <= pos <= len(items):

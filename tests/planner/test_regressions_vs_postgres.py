@@ -82,7 +82,7 @@ QUERIES = [
     "SELECT bi % 10, bi % -1, bi % 2, 9223372036854775807 % 10, (-9223372036854775808)::bigint % -1 FROM t",
     "SELECT 2.5::float8 % 2",
     # A (negated, parenthesised) integer constant in GROUP BY / ORDER BY is a position.
-    "SELECT 1 AS x FROM t GROUP BY (- 7)", "SELECT j, count(*) FROM t GROUP BY (1)", "SELECT i FROM t ORDER BY (- 1)",
+    "SELECT 1 AS x FROM t GROUP BY (- 7)", "SELECT 1 FROM t GROUP BY 100.001", "SELECT 1 FROM t GROUP BY 'a'", "SELECT j, count(*) FROM t GROUP BY (1)", "SELECT i FROM t ORDER BY (- 1)",
     # Float sums with infinities and NaN (counted apart from the finite sum), and overflow.
     "SELECT g, sum(r), avg(r), sum(d), avg(d) FROM fs WHERE g < 4 GROUP BY g",
     "SELECT sum(r), sum(d) FROM fs WHERE g = 1 AND r < 10", "SELECT sum(d) FROM fs WHERE g = 4",
