@@ -12,6 +12,7 @@ Everything here works on whole columns (pyarrow.compute / NumPy); nothing loops 
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Sequence
 
 import numpy as np
@@ -19,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.types import SqlType, arrow_schema
+from dataflow.types import SqlType, TypeKind, arrow_schema
 
 TIME = "time"
 DIFF = "diff"
@@ -46,11 +47,20 @@ def empty_like(batch: pa.Table) -> pa.Table:
     return batch.schema.empty_table()
 
 
+def _column(values: list, t: SqlType) -> pa.Array:
+    if t.kind is TypeKind.NUMERIC and t.scale is None:
+        from dataflow.decimal_util import check_unconstrained
+        for v in values:  # what the storage cannot hold is 22003, never rounded (Arrow would refuse too)
+            if isinstance(v, Decimal):
+                check_unconstrained(v)
+    return pa.array(values, type=t.arrow)
+
+
 def batch_from_rows(rows: list[tuple], types: Sequence[SqlType], time: int, diff: int = 1) -> pa.Table:
     """Build a batch from Python rows, all at `time` with multiplicity change `diff`."""
     schema = arrow_schema(list(types))
     n = len(rows)
-    cols = [pa.array([r[i] for r in rows], type=t.arrow) for i, t in enumerate(types)]
+    cols = [_column([r[i] for r in rows], t) for i, t in enumerate(types)]
     cols.append(pa.array(np.full(n, time, dtype=np.uint64)))
     cols.append(pa.array(np.full(n, diff, dtype=np.int64)))
     return pa.Table.from_arrays(cols, schema=schema)

@@ -244,7 +244,7 @@ def plain_text(d: Decimal) -> str:
     >>> plain_text(Decimal("1.2E-20")), plain_text(Decimal("1E+2")), plain_text(Decimal("-0.50"))
     ('0.000000000000000000012', '100', '-0.50')
     """
-    return format(d, "f")
+    return format(d.copy_abs() if d == 0 else d, "f")  # numeric has no negative zero
 
 
 def unscaled_text(v: int, scale: int) -> str:

@@ -542,12 +542,13 @@ _MAGNITUDE = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
 def _float_order_key(vals: list[pa.Array], expr: Call) -> pa.Array:
-    """A float as an int64 whose order is SQL's float order (NaN above +Infinity, -0 = 0), so
-    min/max can run on plain integers; `float_from_order_key` inverts it."""
+    """A float as an int64 whose order is SQL's float order (NaN above +Infinity), so min/max
+    can run on plain integers; `float_from_order_key` inverts it. -0 keeps its own key, just
+    below 0: min/max of a lone -0 is -0, as in PostgreSQL (which of -0 and 0 it returns when
+    both are there depends on its row order)."""
     a = vals[0]
     valid = a.is_valid().to_numpy(zero_copy_only=False)
     v = pc.fill_null(a, 0.0).to_numpy(zero_copy_only=False).astype(np.float64)
-    v = np.where(v == 0.0, 0.0, v)
     v = np.where(np.isnan(v), np.nan, v)
     bits = v.view(np.int64)
     key = np.where(bits < 0, bits ^ _MAGNITUDE, bits)

@@ -50,6 +50,8 @@ def _to_numeric(d: Decimal, t: SqlType, text: str | None = None) -> Decimal:
         raise unsupported("NaN as a numeric value")
     if d.is_infinite():
         raise unsupported("infinite numeric values")
+    if d == 0:
+        d = d.copy_abs()  # numeric has no negative zero: -0.0 is 0.0
     if t.scale is None:
         # Unconstrained numeric holds 16 fractional and 22 integer digits (decimal128(38, 16)):
         # a value it cannot hold exactly is refused, never rounded.
@@ -59,6 +61,7 @@ def _to_numeric(d: Decimal, t: SqlType, text: str | None = None) -> Decimal:
     with localcontext() as c:
         c.prec = 2 * NUMERIC_MAX_PRECISION + 4
         q = d.quantize(Decimal(1).scaleb(-t.scale), rounding=ROUND_HALF_UP)
+    q = q.copy_abs() if q == 0 else q  # -0.0001 rounds to 0.000, not -0.000
     int_digits = len(q.as_tuple().digits) - t.scale if q != 0 else 0
     if int_digits > t.precision - t.scale:
         raise _field_overflow(t)
@@ -233,6 +236,7 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
     if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
         if isinstance(value, Decimal):
             # PostgreSQL reads a numeric as a float through its text (float4in / float8in).
+            value = value.copy_abs() if value == 0 else value  # a numeric zero has no sign
             v = float(value)
             if math.isinf(v) or (v == 0.0 and value != 0):
                 raise _float_out_of_range(plain_text(value), dst)

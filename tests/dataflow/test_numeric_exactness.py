@@ -177,6 +177,25 @@ def test_consolidation_keeps_zero_and_negative_zero_apart():
     assert rows == [("-0.0", 1, 1), ("0.0", 1, 2), ("nan", 1, 2)]
 
 
+def test_rows_built_from_python_refuse_what_numeric_cannot_hold():
+    assert batch_from_rows([(Decimal("0.5"),)], [NUMERIC], time=1)["c0"].to_pylist() == [Decimal("0.5")]
+    assert err(lambda: batch_from_rows([(Decimal("1.2E-20"),)], [NUMERIC], time=1)).sqlstate == "22003"
+
+
+def test_min_and_max_of_a_lone_negative_zero_keep_its_sign():
+    from dataflow.scalar import _float_from_order_key, _float_order_key
+    key = _float_order_key([pa.array([-0.0, 0.0, float("nan"), -1.0])], None)
+    assert key.to_pylist()[3] < key.to_pylist()[0] < key.to_pylist()[1] < key.to_pylist()[2]
+    back = _float_from_order_key([key], Call("float_from_order_key", (ColumnRef(0, INT8),), FLOAT8))
+    assert [repr(v) for v in back.to_pylist()] == ["-0.0", "0.0", "nan", "-1.0"]
+
+
+def test_numeric_zero_has_no_sign():
+    assert cast_value(Decimal("-0.0"), NUMERIC, FLOAT8) == 0.0 and repr(cast_value(Decimal("-0.0"), NUMERIC, FLOAT8)) == "0.0"
+    assert str(cast_value(Decimal("-0.0001"), NUMERIC, numeric(5, 3))) == "0.000"
+    assert cast_value(Decimal("-0.0"), NUMERIC, TEXT) == "0.0"
+
+
 def test_engine_computed_numeric_text_has_the_values_own_digits():
     assert cast_value(Decimal("0.5000000000000000"), NUMERIC, TEXT) == "0.5"
     assert cast_value(Decimal("0E-16"), NUMERIC, TEXT) == "0"
