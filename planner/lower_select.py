@@ -274,6 +274,14 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
                 name = ident.name
                 li = left_scope.resolve(name)
                 ri = item.scope.resolve(name)
+                lt, rt = left_scope.columns[li].type, item.scope.columns[ri].type
+                if lt != rt:
+                    # The merged column has the two sides' common type (integer USING numeric
+                    # is numeric): the left copy, which stands for it, is cast to that type.
+                    (_, _), common = coerce_all([Literal(None, lt), Literal(None, rt)], ctx, "JOIN/USING")
+                    if common != lt:
+                        _cast_group_column(group, li, common, ctx)
+                        left_scope = group.scope()
                 group.using.append((li, base + ri))
                 merged.append(li)
                 hidden[ri] = ScopeColumn(hidden[ri].table, name, hidden[ri].type, using_hidden=True)
@@ -283,6 +291,23 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
         group.conds.extend(_conjuncts(j.args.get("on")))
         group.add(item)
     return group
+
+
+def _cast_group_column(group: _Group, position: int, t: SqlType, ctx: PlanContext) -> None:
+    """Cast column `position` of a group (counted over all its items) to `t`, in place."""
+    offset = 0
+    for k, it in enumerate(group.items):
+        width = len(it.scope.columns)
+        if position < offset + width:
+            j = position - offset
+            col = it.scope.columns[j]
+            exprs = [coerce(ColumnRef(i, c.type), t, ctx) if i == j else ColumnRef(i, c.type)
+                     for i, c in enumerate(it.scope.columns)]
+            columns = list(it.scope.columns)
+            columns[j] = ScopeColumn(col.table, col.name, t, col.using_hidden)
+            group.items[k] = _Item(_project_exprs(it.plan, width, exprs), Scope(columns, it.scope.order))
+            return
+        offset += width
 
 
 def _nested_join(node: exp.Expression) -> exp.Table | None:
