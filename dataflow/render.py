@@ -46,7 +46,7 @@ def render(plan: Plan, rt: Runtime, path: str = "0") -> Operator:
         return FlatMapOp(sub(plan.input, 0), plan.func, plan.args, plan.type, schema, rt)
     if isinstance(plan, Union_):
         return UnionOp([sub(p, i) for i, p in enumerate(plan.inputs)], schema, rt,
-                       cancels=any(isinstance(p, Negate) for p in plan.inputs))
+                       cancels=any(isinstance(p, Negate) for p in plan.inputs), path=path)
     if isinstance(plan, Negate):
         return NegateOp(sub(plan.input, 0), schema, rt)
     if isinstance(plan, Join):

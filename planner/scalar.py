@@ -58,6 +58,11 @@ def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",
             return Literal(None if v is None else fit_length(v, t, assignment=True), t)
         return Cast(Call("check_length", (unlimited, Literal(t.length, INT4), Literal(t.name, TEXT)),
                          unlimited.type), t)
+    if isinstance(e, Literal) and e.type.kind is TypeKind.UNKNOWN and not ctx.fold_constants and (
+            t.length is not None or (t.kind is TypeKind.NUMERIC and t.scale is not None)):
+        # PostgreSQL reads the literal as the plain type, then applies the precision (a
+        # function it folds at plan time): where folding is off, only the first part happens.
+        return Cast(coerce(e, SqlType(t.kind), ctx), t)
     if isinstance(e, Literal) and e.type.kind is TypeKind.UNKNOWN:
         v = e.value
         if isinstance(v, ParamSlot):

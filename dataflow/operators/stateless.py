@@ -156,12 +156,18 @@ class UnionOp(Operator):
     added and removed at the same time never reaches the expressions above, which would
     otherwise evaluate it (and could raise an error for a row that never exists)."""
 
-    def __init__(self, inputs: list[Operator], schema: pa.Schema, rt: Runtime, cancels: bool = False):
-        self.inputs, self.schema, self.rt, self.cancels = inputs, schema, rt, cancels
+    def __init__(self, inputs: list[Operator], schema: pa.Schema, rt: Runtime, cancels: bool = False,
+                 path: str = "union"):
+        self.inputs, self.schema, self.rt, self.cancels, self.path = inputs, schema, rt, cancels, path
 
     def step(self, ctx: StepContext) -> pa.Table:
         out = concat([i.step(ctx) for i in self.inputs], schema=self.schema)
-        return consolidate(out) if self.cancels and out.num_rows > 1 else out
+        if not self.cancels:
+            return out
+        # A row and its negation may come from different workers: bring equal rows together
+        # (every worker takes part in the exchange every step) before they cancel.
+        out = self.rt.shuffle(f"{self.path}/cancel", out, tuple(range(len(self.schema) - 2)))
+        return consolidate(out) if out.num_rows > 1 else out
 
 
 class NegateOp(Operator):
