@@ -672,7 +672,6 @@ def _extreme(largest: bool) -> Callable:
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         vs = [conform(v, expr.type) for v in vals]
         f = pc.max_element_wise if largest else pc.min_element_wise
-        try:
         if pa.types.is_floating(expr.type.arrow):
             # NaN is the greatest float: it wins greatest(), and least() only when alone.
             nans = [pc.fill_null(pc.is_nan(v), False) for v in vs]
@@ -683,6 +682,7 @@ def _extreme(largest: bool) -> Callable:
             if largest:
                 return pc.if_else(any_nan, pa.scalar(float("nan"), plain.type), plain)
             return pc.if_else(pc.and_(any_nan, plain.is_null()), pa.scalar(float("nan"), plain.type), plain)
+        try:
             return f(*vs, skip_nulls=True)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):
             pick = max if largest else min
