@@ -173,6 +173,9 @@ def _compile_call(expr: Call) -> Evaluator:
         return lambda tbl: _arr(tbl.column("time")).cast(pa.int64())
     impl = _FUNCS.get(func)
     if impl is None:
+        from dataflow.functions import KERNELS  # the function library (imports this module)
+        impl = KERNELS.get(func)
+    if impl is None:
         raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} does not exist")
     if func == "in_list" and len(expr.args) > 1 and all(isinstance(a, Literal) for a in expr.args[1:]):
         return _compile_in_literals(expr)

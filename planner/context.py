@@ -4,7 +4,8 @@ found so far. One `PlanContext` lives for one `plan_statement` call; nothing is 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import datetime as dt
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sqlglot import exp
@@ -38,6 +39,21 @@ class Params:
             self.types[index] = t
 
 
+@dataclass(frozen=True)
+class SessionInfo:
+    """What session and system functions read (current_user, current_setting, now(), ...):
+    fixed for one statement. `settings` holds the session's variables over their defaults."""
+
+    user: str = "slipstream"
+    database: str = "slipstream"
+    search_path: tuple[str, ...] = ("public",)
+    pid: int = 0
+    settings: dict[str, str] = field(default_factory=dict)
+    # The statement's start time (UTC), the value of now() in a one-off query.
+    statement_time: dt.datetime = field(
+        default_factory=lambda: dt.datetime.now(dt.timezone.utc).replace(tzinfo=None))
+
+
 @dataclass
 class PlanContext:
     catalog: CatalogReader
@@ -49,8 +65,19 @@ class PlanContext:
     # False while planning a part PostgreSQL only analyses but never plans (a CTE nothing
     # reads): constants are then not evaluated, so only analysis errors surface.
     fold_constants: bool = True
+    session: SessionInfo = field(default_factory=SessionInfo)
+    # What keeps this plan's result up to date ("a materialized view", "an index", "SUBSCRIBE"),
+    # or None for a one-off query: wall-clock and random functions are refused in the former.
+    maintained: str | None = None
 
     def child(self) -> "PlanContext":
         """A context for planning a view's definition: same params/catalog, own dependencies,
         no CTEs from the outer query."""
-        return PlanContext(self.catalog, self.params, self.search_path, self.database)
+        return replace(self, ctes={}, depends_on=[], fold_constants=True)
+
+    def with_ctes(self, ctes: dict[str, exp.Expression], depends_on: list[str] | None = None,
+                  fold_constants: bool | None = None) -> "PlanContext":
+        """The same context with other CTEs in scope (and optionally its own dependencies, or
+        constant folding off)."""
+        return replace(self, ctes=ctes, depends_on=self.depends_on if depends_on is None else depends_on,
+                       fold_constants=self.fold_constants if fold_constants is None else fold_constants)

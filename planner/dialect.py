@@ -24,6 +24,7 @@ from sqlglot.tokens import Token, TokenType
 
 from dataflow.errors import SqlError, SqlState
 from planner import mz_ast as m
+from planner.functions import FUNCTIONS as LIBRARY
 
 
 
@@ -35,6 +36,18 @@ class Slipstream(Postgres):
         COMMANDS: set = set()
 
 
+def _keep_library_calls_as_typed() -> None:
+    """The functions of our library (`planner.functions`) stay calls of the name the user typed
+    (sqlglot's own builders would turn `to_hex` into HEX, `div` into a cast of an integer
+    division, `date_trunc` into another argument order). sqlglot's parser classes are compiled
+    and cannot be subclassed, so its Postgres function table is edited, once, in place: this
+    process parses SQL only through this module."""
+    table = Postgres.Parser.FUNCTIONS
+    for name in [k for k in table if k.lower() in LIBRARY]:
+        del table[name]
+
+
+_keep_library_calls_as_typed()
 _DIALECT = Slipstream()
 _NON_WORDS = {TokenType.STRING, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.L_PAREN,
               TokenType.R_PAREN, TokenType.COMMA, TokenType.DOT, TokenType.EQ, TokenType.SEMICOLON,

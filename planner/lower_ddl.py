@@ -92,6 +92,8 @@ def plan_create_table(node: exp.Create, ctx: PlanContext, sql: str) -> CreateTab
 def plan_create_view(node: m.CreateView, ctx: PlanContext, sql: str) -> CreateViewPlan:
     schema, name = _schema_and_name(node.name, ctx)
     # ORDER BY in a view is ignored (with LIMIT it is a TopK), as in Materialize.
+    if node.materialized:
+        ctx.maintained = "a materialized view"
     q = plan_query(node.query, ctx, top=False)
     names = [c.name for c in q.columns]
     if node.columns is not None:
@@ -113,6 +115,12 @@ def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> Create
     on = ctx.catalog.resolve(node.on, ctx.search_path, ctx.database)
     if on.kind is ItemKind.INDEX:
         raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'cannot create index on index "{on.name}"')
+    if on.kind is ItemKind.VIEW:
+        # The index maintains the view: check now what only a one-off query may use (now()).
+        from planner.lower_select import plan_catalog_item
+        maintained = ctx.child()
+        maintained.maintained = "an index"
+        plan_catalog_item(on, maintained)
     names = [c.name for c in on.columns]
     if node.columns is None:
         key = tuple(range(len(names)))

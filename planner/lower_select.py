@@ -51,8 +51,7 @@ def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> Quer
     if with_ is not None:
         if with_.args.get("recursive"):
             raise unsupported("WITH RECURSIVE")
-        ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database, dict(ctx.ctes),
-                          ctx.depends_on, ctx.fold_constants)
+        ctx = ctx.with_ctes(dict(ctx.ctes))
         for cte in with_.expressions:
             ctx.ctes[cte.alias_or_name] = cte
         # A CTE nothing reads is still analysed, as PostgreSQL does: its analysis errors (an
@@ -61,9 +60,8 @@ def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> Quer
         read = {t.name for t in node.find_all(exp.Table) if not t.db}
         for cte in with_.expressions:
             if cte.alias_or_name not in read:
-                unused_ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database,
-                                         {k: v for k, v in ctx.ctes.items() if k != cte.alias_or_name}, [],
-                                         fold_constants=False)
+                unused_ctx = ctx.with_ctes({k: v for k, v in ctx.ctes.items() if k != cte.alias_or_name},
+                                           depends_on=[], fold_constants=False)
                 plan_query(cte.this, unused_ctx, top=False)
     if isinstance(node, exp.Subquery):
         inner = plan_query(node.this, ctx, top=False)
@@ -144,9 +142,7 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
         parts = tuple(p for p in (node.catalog, node.db, name) if p)
         if len(parts) == 1 and name in ctx.ctes:
             cte = ctx.ctes[name]
-            inner_ctx = PlanContext(ctx.catalog, ctx.params, ctx.search_path, ctx.database,
-                                    {k: v for k, v in ctx.ctes.items() if k != name}, ctx.depends_on,
-                                    ctx.fold_constants)
+            inner_ctx = ctx.with_ctes({k: v for k, v in ctx.ctes.items() if k != name})
             q = plan_query(cte.this, inner_ctx, top=False)
             _, cte_cols = _alias_columns(cte)
             names = _rename([c.name for c in q.columns], cte_cols, name)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -18,7 +19,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Literal
 from dataflow.types import BOOL, INT8, NUMERIC, TEXT, Column, SqlType, TypeKind
 from planner import mz_ast as m
-from planner.context import Params, PlanContext
+from planner.context import Params, PlanContext, SessionInfo
 from planner.dialect import parse_query
 from planner.explain import render_plan, render_select
 from planner.lower_ddl import (column_positions, plan_create_index, plan_create_table, plan_create_view, plan_drop,
@@ -75,6 +76,7 @@ def _select(ast: Any, ctx: PlanContext) -> SelectPlan:
 
 
 def _subscribe(ast: m.Subscribe, ctx: PlanContext) -> SubscribePlan:
+    ctx.maintained = "SUBSCRIBE"
     if ast.target is not None:
         item = resolve_item(ast.target, ctx)
         plan = plan_catalog_item(item, ctx)
@@ -160,8 +162,8 @@ def _table_defaults(item, ctx: PlanContext):
         from planner.dialect import parse_one_statement
         tree = parse_one_statement(item.create_sql)
         if isinstance(tree, exp.Create):
-            return tuple(table_columns(tree, PlanContext(ctx.catalog, Params(None, []),
-                                                         ctx.search_path, ctx.database))[1])
+            return tuple(table_columns(tree, replace(ctx, params=Params(None, []), ctes={},
+                                                     depends_on=[]))[1])
     except SqlError:
         pass
     return None
@@ -226,14 +228,19 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
 
 def plan_statement(catalog: CatalogReader, stmt: Statement, *, params: list[Any] | None = None,
                    param_types: list[SqlType] | None = None, search_path=("public",),
-                   database: str = "slipstream") -> StatementPlan:
+                   database: str = "slipstream", session: SessionInfo | None = None,
+                   maintained: str | None = None) -> StatementPlan:
     """Plan one parsed statement. `params`/`param_types`: the bound $n values and their types
-    (a type of `unknown` or None means the value is text to be read in the type context wants)."""
+    (a type of `unknown` or None means the value is text to be read in the type context wants).
+    `session` (what session functions read) overrides `search_path` and `database`;
+    `maintained` names what keeps the result up to date when the caller plans a dataflow
+    (e.g. "an index"), so wall-clock functions are refused."""
     values = list(params) if params is not None else []
     types: list[SqlType | None] = [None if t is None or t.kind is TypeKind.UNKNOWN else t
                                    for t in (param_types or [])]
     types += [None] * (len(values) - len(types))
-    ctx = PlanContext(catalog, Params(values, types), tuple(search_path), database)
+    ctx = _context(catalog, Params(values, types), search_path, database, session)
+    ctx.maintained = maintained
     # The one place relational plans leave the planner: the rewrite rules run here.
     return optimize_statement(plan_in_context(stmt, ctx))
 
@@ -265,14 +272,22 @@ def result_columns(plan: StatementPlan) -> list[Column] | None:
     return None
 
 
+def _context(catalog: CatalogReader, params: Params, search_path, database: str,
+             session: SessionInfo | None) -> PlanContext:
+    if session is None:
+        session = SessionInfo(database=database, search_path=tuple(search_path))
+    return PlanContext(catalog, params, session.search_path, session.database, session=session)
+
+
 def describe_statement(catalog: CatalogReader, stmt: Statement, param_oids: list[int], *,
-                       search_path=("public",), database: str = "slipstream"
+                       search_path=("public",), database: str = "slipstream",
+                       session: SessionInfo | None = None
                        ) -> tuple[list[SqlType], list[Column] | None]:
     """Parameter types (inferred from context where the client sent OID 0; text if nothing says)
     and result columns (None for statements without rows; FETCH's depend on the cursor and are
     left to the adapter, returned as None)."""
     types = [type_from_oid(o) for o in param_oids]
-    ctx = PlanContext(catalog, Params(None, types), tuple(search_path), database)
+    ctx = _context(catalog, Params(None, types), search_path, database, session)
     plan = plan_in_context(stmt, ctx)
     out = [t if t is not None else TEXT for t in ctx.params.types]
     return out, result_columns(plan)

@@ -22,6 +22,7 @@ from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.types import (BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind)
 from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
+from planner import functions as library
 from planner.patterns import check_regex, similar_to_regex
 from planner.rules.fold_constants import fold_constant
 from planner.scope import Scope
@@ -146,9 +147,17 @@ def _no_op(sym: str, l: SqlType, r: SqlType | None = None) -> SqlError:
                          "You might need to add explicit type casts.")
 
 
-# sqlglot's names for the wall-clock functions -> how the user wrote them.
-_WALL_CLOCK = {"currenttimestamp": "now()", "currentdate": "current_date", "currenttime": "current_time",
-               "localtimestamp": "localtimestamp", "now": "now()", "currentdatetime": "now()"}
+# sqlglot's own nodes for SQL's special-syntax functions (no parentheses) -> the name in the
+# function library (`planner.functions`).
+_SPECIAL_NAMES = {exp.CurrentUser: "current_user", exp.SessionUser: "session_user",
+                  exp.CurrentSchema: "current_schema", exp.CurrentTimestamp: "current_timestamp",
+                  exp.CurrentDate: "current_date", exp.CurrentTime: "current_time",
+                  exp.Localtimestamp: "localtimestamp", exp.CurrentDatabase: "current_database",
+                  exp.CurrentVersion: "version"}
+
+
+# Functions SQL calls without parentheses that sqlglot reads as column names.
+_KEYWORD_FUNCTIONS = frozenset({"user", "current_role", "current_catalog"})
 
 
 # PostgreSQL built-ins not implemented yet: refused as unsupported (0A000), not as unknown.
@@ -216,6 +225,9 @@ class ScalarLowerer:
         if isinstance(node, exp.Column):
             if isinstance(node.this, exp.Star):
                 raise SqlError(SqlState.SYNTAX_ERROR, "* is not allowed in this context")
+            if not node.table and not node.this.quoted and node.name.lower() in _KEYWORD_FUNCTIONS:
+                # Reserved words in PostgreSQL, never column names unless quoted.
+                return library.resolve_function(node.name.lower(), [], ctx)
             i = self.scope.resolve(node.name, node.table or None)
             return ColumnRef(i, self.scope.columns[i].type)
         if isinstance(node, exp.Literal):
@@ -480,10 +492,7 @@ class ScalarLowerer:
                     arg_nodes.append(v)
         name = {"char_length": "length", "character_length": "length", "ceiling": "ceil",
                 "substring": "substr", "trim": "btrim"}.get(name, name)
-        if name in _WALL_CLOCK:
-            # Wall-clock time would make views non-deterministic; Materialize offers mz_now().
-            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{_WALL_CLOCK[name]} is not yet supported",
-                           hint="mz_now() gives the logical time of the query or of each change.")
+        name = _SPECIAL_NAMES.get(type(node), name)
         if name == "coalesce":
             # Arguments after a non-NULL constant are never evaluated (nor folded).
             args = []
@@ -549,6 +558,8 @@ class ScalarLowerer:
             return Call("mz_now", (), INT8)
         if name == "row":
             raise unsupported("row constructors")
+        if library.known(name):
+            return library.resolve_function(name, args, ctx)
         if not isinstance(node, exp.Anonymous):
             # A function sqlglot knows by another name (StrPosition, ...): name it as written.
             raise unsupported(f"function {node.sql(dialect='postgres').split('(')[0].strip().lower()}")
@@ -578,6 +589,8 @@ def expr_name(node: exp.Expression) -> str:
         return "case"
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
+    if type(node) in _SPECIAL_NAMES:
+        return _SPECIAL_NAMES[type(node)]
     if isinstance(node, exp.Substring):
         return "substring"
     if isinstance(node, exp.Boolean):

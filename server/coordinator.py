@@ -119,7 +119,7 @@ class Coordinator:
         from planner.parse import parse
 
         (stmt,) = parse(item.definition)
-        return plan_statement(self.catalog, stmt).plan
+        return plan_statement(self.catalog, stmt, maintained="an index").plan
 
     def plan_of_relation(self, item: CatalogItem) -> Plan:
         """A plan reading all of a relation: its shard, or a view's definition."""

@@ -16,6 +16,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.plan import Map
 from dataflow.types import TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
+from planner.context import SessionInfo
 from planner.parse import Statement, parse
 from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToPlan, CreateIndexPlan, CreateTablePlan,
                                 CreateViewPlan, DeclarePlan, DeletePlan, DiscardPlan, DropPlan, EmptyPlan,
@@ -26,7 +27,7 @@ from server.adapter.finishing import finish
 from server.adapter.show import show
 from server.adapter.state import Cursor, PendingWrite, SessionState
 from server.adapter.subscribe import subscribe_columns, subscribe_rows
-from server.adapter.vars import READ_ONLY, REPORTABLE, canonical
+from server.adapter.vars import DEFAULTS, READ_ONLY, REPORTABLE, canonical
 from server.api import (CommandComplete, CopyIn, CopyOut, EmptyQuery, Outcome, Rows, RowStream, Session,
                         StatementDescription)
 from server.coordinator import Coordinator
@@ -45,6 +46,12 @@ def _state(session: Session) -> SessionState:
 def _search_path(session: Session) -> tuple[str, ...]:
     value = session.vars.get("search_path", "public")
     return tuple(p.strip().strip('"') for p in value.split(",") if p.strip()) or ("public",)
+
+
+def _session_info(session: Session) -> SessionInfo:
+    """What the planner's session functions read, fixed for one statement."""
+    return SessionInfo(user=session.user, database="slipstream", search_path=_search_path(session),
+                       pid=session.pid, settings={**DEFAULTS, **session.vars})
 
 
 class SlipstreamAdapter:
@@ -86,7 +93,7 @@ class SlipstreamAdapter:
         if stmt.is_empty:
             return StatementDescription([], None)
         param_types, columns = describe_statement(self.coord.catalog, stmt, param_oids,
-                                                  search_path=_search_path(session))
+                                                  session=_session_info(session))
         if columns is None:
             columns = self._columns_of_special(session, stmt, param_types)
         return StatementDescription(list(param_types), None if columns is None else list(columns))
@@ -95,7 +102,7 @@ class SlipstreamAdapter:
         """Result columns the planner cannot know: FETCH (the cursor's), SUBSCRIBE, SHOW."""
         try:
             plan = plan_statement(self.coord.catalog, stmt, params=[None] * len(param_types),
-                                  param_types=list(param_types), search_path=_search_path(session))
+                                  param_types=list(param_types), session=_session_info(session))
         except SqlError:
             return None
         if isinstance(plan, FetchPlan):
@@ -118,7 +125,7 @@ class SlipstreamAdapter:
             if stmt.is_empty:
                 return EmptyQuery()
             plan = plan_statement(self.coord.catalog, stmt, params=params, param_types=param_types,
-                                  search_path=_search_path(session))
+                                  session=_session_info(session))
             if state.failed and not isinstance(plan, _ALLOWED_IN_FAILED):
                 raise SqlError(SqlState.IN_FAILED_SQL_TRANSACTION,
                                "current transaction is aborted, commands ignored until end of transaction block")

@@ -1,0 +1,5 @@
+"""Kernels of the datetime functions (signatures: `planner.functions.datetime`)."""
+
+from __future__ import annotations
+
+KERNELS: dict = {}

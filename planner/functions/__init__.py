@@ -1,0 +1,49 @@
+"""The function library as the planner sees it: names, overloads and result types.
+
+One module per family declares `FUNCTIONS: dict[str, list[Overload]]` (`registry.Overload`);
+this package merges them and resolves calls. The engine kernels they name live in
+`dataflow.functions`, family by family with the same module names.
+
+    resolve_function("sqrt", [Literal(2, INT4)], ctx)
+    -> Call('sqrt', (Literal(2.0, FLOAT8),), FLOAT8)       (the literal is cast at plan time)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dataflow.expr import ScalarExpr
+from planner.functions import math, strings, system, datetime
+from planner.functions.registry import ANY, Overload, build_call, choose, no_function
+
+if TYPE_CHECKING:
+    from planner.context import PlanContext
+
+FUNCTIONS: dict[str, list[Overload]] = {}
+for _family in (math, strings, system, datetime):
+    for _name, _sigs in _family.FUNCTIONS.items():
+        FUNCTIONS.setdefault(_name, []).extend(_sigs)
+
+
+def known(name: str) -> bool:
+    return name in FUNCTIONS
+
+
+def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """The expression for `name(args)`: overload chosen, arguments cast, call built. Raises
+    42883 (no such function for these types) or 42725 (ambiguous)."""
+    from planner.scalar import coerce, resolve_unknown
+
+    cands = FUNCTIONS.get(name)
+    if not cands:
+        raise no_function(name, [resolve_unknown(a, ctx) for a in args])
+    overload, params = choose(name, cands, args)
+    # An "any" argument stays as it is for a plan-time builder (pg_typeof('x') is unknown) and
+    # becomes text for a kernel.
+    coerced = [(a if overload.build else resolve_unknown(a, ctx)) if p is ANY else coerce(a, p, ctx)
+               for a, p in zip(args, params)]
+    return build_call(overload, coerced, ctx)
+
+
+VOLATILE_KERNELS = frozenset(o.kernel for sigs in FUNCTIONS.values() for o in sigs
+                             if o.volatile and o.kernel is not None)

@@ -1,0 +1,80 @@
+"""Session and system information functions: values fixed for one statement, computed at plan
+time from the session (`PlanContext.session`), never by the engine.
+
+    SELECT current_user, current_database(), version()
+    -> Literal('alice', TEXT), Literal('slipstream', TEXT), Literal('PostgreSQL 15.0 ...', TEXT)
+
+`current_user` and friends are of type name in PostgreSQL; we answer text (name's output is the
+same string). `pg_typeof` answers the type's name as text (PostgreSQL's regtype prints the same).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dataflow.errors import SqlError, SqlState
+from dataflow.expr import Literal, ScalarExpr
+from dataflow.types import BOOL, INT4, TEXT
+from planner.functions.registry import ANY, Overload, overloads
+
+if TYPE_CHECKING:
+    from planner.context import PlanContext
+
+# What version() says: PostgreSQL's form first (drivers parse the number after "PostgreSQL").
+VERSION = "PostgreSQL 15.0 on x86_64-pc-linux-gnu (Slipstream, a streaming SQL database)"
+
+
+def _constant(value_of) -> "callable":
+    def build(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+        return Literal(value_of(ctx), TEXT)
+    return build
+
+
+def _current_schema(ctx: "PlanContext") -> str | None:
+    # The first schema of the search path that exists; we have one schema per database.
+    for s in ctx.search_path:
+        if s in ("public", "pg_catalog", "information_schema", "mz_catalog"):
+            return s
+    return None
+
+
+def _setting(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    name = args[0]
+    missing_ok = len(args) > 1 and isinstance(args[1], Literal) and args[1].value is True
+    if not isinstance(name, Literal):
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "current_setting() of a name that is not a constant")
+    if name.value is None:
+        return Literal(None, TEXT)
+    key = str(name.value).lower().strip()
+    key = {"time zone": "timezone"}.get(key, key)
+    value = ctx.session.settings.get(key)
+    if value is None and not missing_ok:
+        raise SqlError("42704", f'unrecognized configuration parameter "{name.value}"')
+    return Literal(value, TEXT)
+
+
+def _typeof(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    t = args[0].type
+    return Literal("unknown" if t.kind.value == "unknown" else t.name, TEXT)
+
+
+def _pid(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    return Literal(ctx.session.pid, INT4)
+
+
+_user = _constant(lambda ctx: ctx.session.user)
+
+FUNCTIONS = overloads(
+    Overload("version", (), TEXT, build=_constant(lambda ctx: VERSION)),
+    Overload("current_database", (), TEXT, build=_constant(lambda ctx: ctx.database)),
+    Overload("current_catalog", (), TEXT, build=_constant(lambda ctx: ctx.database)),
+    Overload("current_schema", (), TEXT, build=_constant(_current_schema)),
+    Overload("current_user", (), TEXT, build=_user),
+    Overload("current_role", (), TEXT, build=_user),
+    Overload("session_user", (), TEXT, build=_user),
+    Overload("user", (), TEXT, build=_user),
+    Overload("current_setting", (TEXT,), TEXT, build=_setting),
+    Overload("current_setting", (TEXT, BOOL), TEXT, build=_setting),
+    Overload("pg_backend_pid", (), INT4, build=_pid),
+    Overload("pg_typeof", (ANY,), TEXT, build=_typeof),
+)
