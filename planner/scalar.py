@@ -156,6 +156,12 @@ _SPECIAL_NAMES = {exp.CurrentUser: "current_user", exp.SessionUser: "session_use
                   exp.CurrentVersion: "version"}
 
 
+# Operators the function library defines (by their symbol; see `planner.functions.math`).
+_LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "#",
+                      exp.BitwiseNot: "~", exp.BitwiseLeftShift: "<<", exp.BitwiseRightShift: ">>",
+                      exp.Pow: "^"}
+
+
 # Functions SQL calls without parentheses that sqlglot reads as column names.
 _KEYWORD_FUNCTIONS = frozenset({"user", "current_role", "current_catalog"})
 
@@ -331,6 +337,9 @@ class ScalarLowerer:
             raise unsupported("subqueries in expressions")
         if isinstance(node, exp.Interval):
             raise unsupported("type interval")
+        if type(node) in _LIBRARY_OPERATORS:
+            operands = [self.lower(a) for a in (node.this, node.args.get("expression")) if a is not None]
+            return library.resolve_function(_LIBRARY_OPERATORS[type(node)], operands, ctx)
         if isinstance(node, exp.Func):
             return self._function(node)
         raise unsupported(f"expression {node.sql(dialect='postgres')!r}")

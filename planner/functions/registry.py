@@ -59,7 +59,7 @@ class Overload:
     runs (refused where a result is maintained over time); `volatile`: differs per call
     (random(): never folded, refused in maintained results)."""
 
-    name: str
+    name: str  # a function name, or an operator's symbol ("&", "^")
     args: tuple[ArgType, ...]
     result: ResultType
     kernel: str | None = None
@@ -89,6 +89,11 @@ def overloads(*sigs: Overload) -> dict[str, list[Overload]]:
 
 
 def no_function(name: str, args: list[ScalarExpr]) -> SqlError:
+    if not name[0].isalpha():  # an operator: `integer & text`, `~ text`
+        sig = f"{args[0].type.name} {name} {args[1].type.name}" if len(args) == 2 else f"{name} {args[0].type.name}"
+        return SqlError(SqlState.UNDEFINED_FUNCTION, f"operator does not exist: {sig}",
+                        hint="No operator matches the given name and argument types. "
+                             "You might need to add explicit type casts.")
     sig = ", ".join(a.type.name for a in args)
     return SqlError(SqlState.UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
                     hint="No function matches the given name and argument types. "

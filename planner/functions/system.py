@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Literal, ScalarExpr
-from dataflow.types import BOOL, INT4, TEXT
+from dataflow.types import BOOL, INT4, TEXT, SqlType
 from planner.functions.registry import ANY, Overload, overloads
 
 if TYPE_CHECKING:
@@ -55,7 +55,8 @@ def _setting(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
 
 def _typeof(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     t = args[0].type
-    return Literal("unknown" if t.kind.value == "unknown" else t.name, TEXT)
+    # regtype names the type without its modifiers (numeric, not numeric(5,2)).
+    return Literal("unknown" if t.kind.value == "unknown" else SqlType(t.kind).name, TEXT)
 
 
 def _pid(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
