@@ -33,6 +33,7 @@ from dataflow.decimal_util import (_checked, check_exact_rescale, check_unconstr
                                    field_overflow, from_unscaled, from_unscaled_i64, inexact_numeric,
                                    numeric_too_large, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64, unscaled_text)
+from dataflow import interval
 from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
@@ -427,6 +428,11 @@ def _comparable(a: pa.Array, b: pa.Array) -> tuple[pa.Array, pa.Array]:
 def _compare(fn: Callable) -> Callable:
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         a, b = _comparable(*vals)
+        if a.type == interval.ARROW:
+            # Intervals compare by their span ('1 mon' = '30 days'), as in PostgreSQL.
+            ka = pa.array(interval.span_key(_arr(a)), mask=~interval.valid_mask(_arr(a)))
+            kb = pa.array(interval.span_key(_arr(b)), mask=~interval.valid_mask(_arr(b)))
+            return fn(ka, kb)
         if pa.types.is_floating(a.type) and pa.types.is_floating(b.type):
             return _float_compare(fn, a, b)
         return fn(a, b)
@@ -877,6 +883,9 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
     if t.is_text:
         if pa.types.is_string(src) or pa.types.is_large_string(src):
             return fit_length_array(arr.cast(pa.string()), t)
+        if src == interval.ARROW:  # not a hot path: one Python call per value
+            return fit_length_array(pa.array([None if v is None else interval.fmt(v) for v in arr.to_pylist()],
+                                             pa.string()), t)
         formatter = _TEXT_FORMATS.get(src)
         if formatter is None and pa.types.is_timestamp(src):
             formatter = timestamptz_text_utc if src.tz else timestamp_text
@@ -1026,6 +1035,11 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         if _mask(pc.and_(arr.is_valid(), pc.invert(ok))).any():
             raise _invalid_text(t, _first_bad(arr, ok))
         return pc.if_else(arr.is_valid(), is_t, pa.nulls(len(arr), pa.bool_()))
+    if k is TypeKind.INTERVAL:
+        # Not a hot path: each distinct text parsed once.
+        uniq = pc.unique(arr)
+        parsed = pa.array([None if v is None else interval.parse(v) for v in uniq.to_pylist()], interval.ARROW)
+        return parsed.take(pc.index_in(arr, uniq))
     if k in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
         trimmed = pc.utf8_trim_whitespace(arr)
         try:

@@ -31,6 +31,7 @@ class TypeKind(str, Enum):
     TIMESTAMP = "timestamp"
     TIMESTAMPTZ = "timestamptz"
     DATE = "date"
+    INTERVAL = "interval"  # (months, days, microseconds): see dataflow.interval
     UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
 
 
@@ -52,6 +53,7 @@ _OIDS = {
     TypeKind.TIMESTAMP: 1114,
     TypeKind.TIMESTAMPTZ: 1184,
     TypeKind.DATE: 1082,
+    TypeKind.INTERVAL: 1186,
     TypeKind.UNKNOWN: 705,
 }
 
@@ -69,6 +71,7 @@ _PG_NAMES = {
     TypeKind.TIMESTAMP: "timestamp without time zone",
     TypeKind.TIMESTAMPTZ: "timestamp with time zone",
     TypeKind.DATE: "date",
+    TypeKind.INTERVAL: "interval",
     TypeKind.UNKNOWN: "unknown",
 }
 
@@ -124,6 +127,8 @@ class SqlType:
             return pa.timestamp("us", tz="UTC")
         if k is TypeKind.DATE:
             return pa.date32()
+        if k is TypeKind.INTERVAL:
+            return pa.month_day_nano_interval()
         raise AssertionError(k)
 
     @property
@@ -159,6 +164,7 @@ BPCHAR = SqlType(TypeKind.BPCHAR)
 TIMESTAMP = SqlType(TypeKind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(TypeKind.TIMESTAMPTZ)
 DATE = SqlType(TypeKind.DATE)
+INTERVAL = SqlType(TypeKind.INTERVAL)
 UNKNOWN = SqlType(TypeKind.UNKNOWN)
 
 NUMBER_KINDS = frozenset(

@@ -14,6 +14,9 @@ import math
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation, localcontext
 from typing import Any
 
+import pyarrow as pa
+
+from dataflow import interval
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.float4 import float4_of_exact
@@ -108,6 +111,8 @@ def text_of(value: Any, src: SqlType) -> str:
         return plain_text(value)  # never an exponent, as PostgreSQL prints numeric
     if isinstance(value, dt.datetime):
         return timestamptz_text_utc(value) if value.tzinfo is not None else timestamp_text(value)
+    if isinstance(value, pa.MonthDayNano):
+        return interval.fmt(value)
     return str(value)
 
 
@@ -199,6 +204,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             raise _bad_text(dst, s)
         if k in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
             return _parse_timestamp(s, dst)
+        if k is TypeKind.INTERVAL:
+            return interval.parse(s)
         if k is TypeKind.DATE:
             try:
                 return dt.date.fromisoformat(st)
@@ -268,6 +275,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         return value.date()
     if k is TypeKind.DATE and isinstance(value, dt.date):
         return value
+    if k is TypeKind.INTERVAL and isinstance(value, pa.MonthDayNano):
+        return value
     raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {src.name} to {dst.name}")
 
 
@@ -285,4 +294,7 @@ def _type_of_python(v: Any) -> SqlType:
         return TIMESTAMPTZ if v.tzinfo else TIMESTAMP
     if isinstance(v, dt.date):
         return DATE
+    if isinstance(v, pa.MonthDayNano):
+        from dataflow.types import INTERVAL
+        return INTERVAL
     return TEXT

@@ -42,9 +42,13 @@ def _keep_library_calls_as_typed() -> None:
     division, `date_trunc` into another argument order). sqlglot's parser classes are compiled
     and cannot be subclassed, so its Postgres function table is edited, once, in place: this
     process parses SQL only through this module."""
-    table = Postgres.Parser.FUNCTIONS
-    for name in [k for k in table if k.lower() in LIBRARY]:
-        del table[name]
+    for table in (Postgres.Parser.FUNCTIONS, Postgres.Parser.FUNCTION_PARSERS):
+        for name in [k for k in table if k.lower() in LIBRARY and k.lower() not in _SPECIAL_SYNTAX]:
+            del table[name]
+
+
+# Library functions with SQL syntax of their own (EXTRACT(field FROM x)): sqlglot parses them.
+_SPECIAL_SYNTAX = frozenset({"extract", "position", "overlay", "substring", "trim"})
 
 
 _keep_library_calls_as_typed()

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.types import (BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind)
+from dataflow.types import (BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind)
 from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
 from planner import functions as library
@@ -153,7 +153,7 @@ _SPECIAL_NAMES = {exp.CurrentUser: "current_user", exp.SessionUser: "session_use
                   exp.CurrentSchema: "current_schema", exp.CurrentTimestamp: "current_timestamp",
                   exp.CurrentDate: "current_date", exp.CurrentTime: "current_time",
                   exp.Localtimestamp: "localtimestamp", exp.CurrentDatabase: "current_database",
-                  exp.CurrentVersion: "version"}
+                  exp.CurrentVersion: "version", exp.CurrentCatalog: "current_catalog"}
 
 
 # Operators the function library defines (by their symbol; see `planner.functions.math`).
@@ -252,6 +252,8 @@ class ScalarLowerer:
                 v = arg.value  # copy_negate is exact; -Decimal rounds to 28 digits
                 return numeric_literal(str(v.copy_negate() if isinstance(v, Decimal) else -v))
             arg = coerce(arg, NUMERIC, ctx) if arg.type.kind is TypeKind.UNKNOWN else arg
+            if arg.type.kind is TypeKind.INTERVAL:
+                return library.resolve_function("-", [arg], ctx)
             if not arg.type.is_numeric_family:
                 raise _no_op("-", arg.type)
             return Call("neg", (arg,), arg.type)
@@ -336,7 +338,12 @@ class ScalarLowerer:
         if isinstance(node, (exp.Subquery, exp.Exists, exp.Select)):
             raise unsupported("subqueries in expressions")
         if isinstance(node, exp.Interval):
-            raise unsupported("type interval")
+            # INTERVAL '1 day' (sqlglot splits a trailing unit off: '1' DAY) is a typed constant.
+            if not (isinstance(node.this, exp.Literal) and node.this.is_string):
+                raise SqlError(SqlState.SYNTAX_ERROR, "syntax error at or near \"INTERVAL\"")
+            unit = node.args.get("unit")
+            text = node.this.this + (f" {unit.name}" if unit is not None else "")
+            return Literal(cast_value(text, TEXT, INTERVAL), INTERVAL)
         if type(node) in _LIBRARY_OPERATORS:
             operands = [self.lower(a) for a in (node.this, node.args.get("expression")) if a is not None]
             return library.resolve_function(_LIBRARY_OPERATORS[type(node)], operands, ctx)
@@ -425,6 +432,9 @@ class ScalarLowerer:
     def arith(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
         ctx = self.ctx
         lu, ru = l.type.kind is TypeKind.UNKNOWN, r.type.kind is TypeKind.UNKNOWN
+        if (lu and (is_time(r.type) or r.type.kind is TypeKind.INTERVAL)) or \
+                (ru and (is_time(l.type) or l.type.kind is TypeKind.INTERVAL)):
+            return library.resolve_function(sym, [l, r], ctx)
         if lu and ru:
             l, r = coerce(l, TEXT, ctx), coerce(r, TEXT, ctx)
         elif lu and r.type.is_numeric_family:
@@ -432,8 +442,9 @@ class ScalarLowerer:
         elif ru and l.type.is_numeric_family:
             r = coerce(r, l.type, ctx)
         if not (l.type.is_numeric_family and r.type.is_numeric_family):
-            if is_time(l.type) or is_time(r.type):
-                raise unsupported(f"date and time arithmetic ({sym})")
+            if any(is_time(x.type) or x.type.kind is TypeKind.INTERVAL for x in (l, r)):
+                # Dates, timestamps and intervals: operators of the function library.
+                return library.resolve_function(sym, [l, r], ctx)
             raise _no_op(sym, resolve_unknown(l, ctx).type, resolve_unknown(r, ctx).type)
         t = unify([l.type, r.type])
         if fn == "mod" and is_float(t):
@@ -488,6 +499,13 @@ class ScalarLowerer:
         elif isinstance(node, exp.Trim):
             name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
             arg_nodes = [node.this] + ([node.expression] if node.expression is not None else [])
+        elif isinstance(node, exp.Extract):
+            # EXTRACT(field FROM x): the field is a word, passed on as its name.
+            field = node.this.name if isinstance(node.this, (exp.Var, exp.Column, exp.Identifier)) else None
+            if field is None:
+                raise unsupported(f"EXTRACT field {node.this.sql(dialect='postgres')}")
+            name = "extract"
+            arg_nodes = [exp.Literal.string(field.lower()), node.expression]
         elif isinstance(node, exp.Substring):
             name = "substr"
             arg_nodes = [a for a in (node.this, node.args.get("start"), node.args.get("length")) if a is not None]

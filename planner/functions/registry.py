@@ -137,7 +137,15 @@ def choose(name: str, cands: list[Overload], args: list[ScalarExpr]) -> tuple[Ov
             return sum(a.type.kind is TypeKind.UNKNOWN and isinstance(p, SqlType) and _category(p) == "S"
                        for a, p in zip(args, params))
 
-        for score in (exact, preferred, unknown_as_text):
+        def unknown_as_other(params) -> int:
+            # PostgreSQL: an unknown operand of a binary operator is first assumed to have the
+            # other operand's type (`ts - '2024-01-01'` is timestamp - timestamp).
+            if len(args) != 2 or name[0].isalpha():
+                return 0
+            return sum(a.type.kind is TypeKind.UNKNOWN and p == other.type
+                       for a, p, other in zip(args, params, reversed(args)))
+
+        for score in (unknown_as_other, exact, preferred, unknown_as_text):
             best = max(score(p) for _, p in viable)
             viable = [(o, p) for o, p in viable if score(p) == best]
             if len(viable) == 1:

@@ -21,10 +21,11 @@ from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dataflow import interval
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
-from dataflow.types import (BOOL, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+from dataflow.types import (BOOL, DATE, INTERVAL, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType)
 
 Encoder = Callable[[Any], bytes]
@@ -181,6 +182,8 @@ def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
         return _timestamptz_text(ctx.tzinfo())
     if oid == DATE.oid:
         return _date_text
+    if oid == INTERVAL.oid:
+        return lambda v: interval.fmt(v).encode()
     return _text_text
 
 
@@ -250,6 +253,7 @@ def _numeric_binary(v: Any) -> bytes:
 
 
 _POW10 = (1, 10, 100, 1000)
+_INTERVAL_BINARY = struct.Struct(">qii")  # microseconds, days, months
 
 
 def _timestamp_binary(v: Any) -> bytes:
@@ -278,6 +282,7 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     TIMESTAMP.oid: _timestamp_binary,
     TIMESTAMPTZ.oid: _timestamp_binary,
     DATE.oid: _date_binary,
+    INTERVAL.oid: lambda v: _INTERVAL_BINARY.pack(v.nanoseconds // 1000, v.days, v.months),
 }
 
 
@@ -307,7 +312,7 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 # ---------------------------------------------------------------------------------------------
 
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
-                                       VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, UNKNOWN)}
+                                       VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, UNKNOWN)}
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
@@ -366,6 +371,8 @@ def _decode_text(s: str, oid: int) -> Any:
         if v.tzinfo is None:
             v = v.replace(tzinfo=timezone.utc)
         return v.astimezone(timezone.utc)
+    if oid == INTERVAL.oid:
+        return interval.parse(s)
     if oid == DATE.oid:
         try:
             return date.fromisoformat(s.strip())
@@ -415,6 +422,9 @@ def _decode_binary(b: bytes, oid: int) -> Any:
         return v.replace(tzinfo=timezone.utc) if oid == TIMESTAMPTZ.oid else v
     if oid == DATE.oid and n == 4:
         return PG_EPOCH_DATE + timedelta(days=_I32.unpack(b)[0])
+    if oid == INTERVAL.oid and n == 16:
+        us, days, months = _INTERVAL_BINARY.unpack(b)
+        return interval.make(months, days, us)
     if oid in (TEXT.oid, VARCHAR.oid, BPCHAR.oid, UNKNOWN.oid, 0):
         return b.decode("utf-8")
     if oid not in _TYPE_NAMES:

@@ -15,14 +15,31 @@ import pyarrow.parquet as pq
 PARQUET_COMPRESSION = "zstd"
 
 
+# Arrow types Parquet cannot store, kept as their 16 raw bytes (same layout) in the file.
+_INTERVAL = pa.month_day_nano_interval()
+_RAW16 = pa.binary(16)
+
+
+def _view_columns(table: pa.Table, src: pa.DataType, dst: pa.DataType) -> pa.Table:
+    for i, field in enumerate(table.schema):
+        if field.type == src:
+            col = table.column(i)
+            col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+            table = table.set_column(i, pa.field(field.name, dst, field.nullable), col.view(dst))
+    return table
+
+
 def encode_part(table: pa.Table) -> bytes:
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression=PARQUET_COMPRESSION, write_statistics=["time"])
+    pq.write_table(_view_columns(table, _INTERVAL, _RAW16), buf, compression=PARQUET_COMPRESSION,
+                   write_statistics=["time"])
     return buf.getvalue()
 
 
 def decode_part(data: bytes, schema: pa.Schema) -> pa.Table:
     table = pq.read_table(io.BytesIO(data))
+    if any(f.type == _INTERVAL for f in schema):
+        table = _view_columns(table, _RAW16, _INTERVAL)
     if not table.schema.equals(schema):
         table = table.cast(schema)
     return table
