@@ -34,6 +34,7 @@ from dataflow.decimal_util import (_checked, check_exact_rescale, check_unconstr
                                    numeric_too_large, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64, unscaled_text)
 from dataflow import interval
+from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
@@ -189,7 +190,8 @@ def _compile_call(expr: Call) -> Evaluator:
         return fast
 
     def run(tbl: pa.Table) -> pa.Array:
-        vals = [a(tbl) for a in args]
+        # A kernel of no arguments (random()) gets one all-NULL array: the batch's length.
+        vals = [a(tbl) for a in args] if args else [pa.nulls(tbl.num_rows)]
         try:
             res = impl(vals, expr)
         except pa.ArrowInvalid as e:
@@ -883,6 +885,8 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
     if t.is_text:
         if pa.types.is_string(src) or pa.types.is_large_string(src):
             return fit_length_array(arr.cast(pa.string()), t)
+        if pa.types.is_binary(src):  # bytea's hex form: \x then two digits a byte
+            return fit_length_array(_format_distinct(arr, bytea_text), t)
         if src == interval.ARROW:  # not a hot path: one Python call per value
             return fit_length_array(pa.array([None if v is None else interval.fmt(v) for v in arr.to_pylist()],
                                              pa.string()), t)
@@ -1035,10 +1039,11 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         if _mask(pc.and_(arr.is_valid(), pc.invert(ok))).any():
             raise _invalid_text(t, _first_bad(arr, ok))
         return pc.if_else(arr.is_valid(), is_t, pa.nulls(len(arr), pa.bool_()))
-    if k is TypeKind.INTERVAL:
+    if k in (TypeKind.INTERVAL, TypeKind.BYTEA, TypeKind.UUID):
         # Not a hot path: each distinct text parsed once.
+        parse = {TypeKind.INTERVAL: interval.parse, TypeKind.BYTEA: bytea_parse, TypeKind.UUID: uuid_parse}[k]
         uniq = pc.unique(arr)
-        parsed = pa.array([None if v is None else interval.parse(v) for v in uniq.to_pylist()], interval.ARROW)
+        parsed = pa.array([None if v is None else parse(v) for v in uniq.to_pylist()], target)
         return parsed.take(pc.index_in(arr, uniq))
     if k in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
         trimmed = pc.utf8_trim_whitespace(arr)

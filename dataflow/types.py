@@ -32,6 +32,8 @@ class TypeKind(str, Enum):
     TIMESTAMPTZ = "timestamptz"
     DATE = "date"
     INTERVAL = "interval"  # (months, days, microseconds): see dataflow.interval
+    BYTEA = "bytea"
+    UUID = "uuid"  # kept as its canonical text: see dataflow.bytea_uuid
     UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
 
 
@@ -54,6 +56,8 @@ _OIDS = {
     TypeKind.TIMESTAMPTZ: 1184,
     TypeKind.DATE: 1082,
     TypeKind.INTERVAL: 1186,
+    TypeKind.BYTEA: 17,
+    TypeKind.UUID: 2950,
     TypeKind.UNKNOWN: 705,
 }
 
@@ -72,6 +76,8 @@ _PG_NAMES = {
     TypeKind.TIMESTAMPTZ: "timestamp with time zone",
     TypeKind.DATE: "date",
     TypeKind.INTERVAL: "interval",
+    TypeKind.BYTEA: "bytea",
+    TypeKind.UUID: "uuid",
     TypeKind.UNKNOWN: "unknown",
 }
 
@@ -129,6 +135,10 @@ class SqlType:
             return pa.date32()
         if k is TypeKind.INTERVAL:
             return pa.month_day_nano_interval()
+        if k is TypeKind.BYTEA:
+            return pa.binary()
+        if k is TypeKind.UUID:
+            return pa.string()
         raise AssertionError(k)
 
     @property
@@ -165,6 +175,8 @@ TIMESTAMP = SqlType(TypeKind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(TypeKind.TIMESTAMPTZ)
 DATE = SqlType(TypeKind.DATE)
 INTERVAL = SqlType(TypeKind.INTERVAL)
+BYTEA = SqlType(TypeKind.BYTEA)
+UUID = SqlType(TypeKind.UUID)
 UNKNOWN = SqlType(TypeKind.UNKNOWN)
 
 NUMBER_KINDS = frozenset(

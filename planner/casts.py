@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from dataflow import interval
+from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.float4 import float4_of_exact
@@ -113,6 +114,8 @@ def text_of(value: Any, src: SqlType) -> str:
         return timestamptz_text_utc(value) if value.tzinfo is not None else timestamp_text(value)
     if isinstance(value, pa.MonthDayNano):
         return interval.fmt(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytea_text(bytes(value))
     return str(value)
 
 
@@ -206,6 +209,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             return _parse_timestamp(s, dst)
         if k is TypeKind.INTERVAL:
             return interval.parse(s)
+        if k is TypeKind.BYTEA:
+            return bytea_parse(s)
+        if k is TypeKind.UUID:
+            return uuid_parse(s)
         if k is TypeKind.DATE:
             try:
                 return dt.date.fromisoformat(st)
@@ -277,6 +284,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         return value
     if k is TypeKind.INTERVAL and isinstance(value, pa.MonthDayNano):
         return value
+    if k is TypeKind.BYTEA and isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if k is TypeKind.UUID and src.kind is TypeKind.UUID:
+        return value
     raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {src.name} to {dst.name}")
 
 
@@ -297,4 +308,7 @@ def _type_of_python(v: Any) -> SqlType:
     if isinstance(v, pa.MonthDayNano):
         from dataflow.types import INTERVAL
         return INTERVAL
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        from dataflow.types import BYTEA
+        return BYTEA
     return TEXT

@@ -531,6 +531,8 @@ class ScalarLowerer:
         if name in ("lower", "upper", "btrim", "ltrim", "rtrim", "replace", "length"):
             want = {"replace": 3, "length": 1, "lower": 1, "upper": 1}.get(name)
             if (want is not None and len(args) != want) or not all(a.type.is_text for a in args) or not args:
+                if library.known(name):  # other overloads (length(bytea))
+                    return library.resolve_function(name, args, ctx)
                 raise _no_func(name, [resolve_unknown(a, ctx) for a in args])
             args = [coerce(a, TEXT, ctx) for a in args]
             return Call(name, tuple(args), INT4 if name == "length" else TEXT)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import (BOOL, DATE, INTERVAL, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
                             BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
@@ -25,7 +25,7 @@ _SIMPLE = {
     DT.DOUBLE: FLOAT8, DT.TEXT: TEXT, DT.VARCHAR: VARCHAR, DT.NVARCHAR: VARCHAR,
     DT.CHAR: TEXT, DT.NCHAR: TEXT,
     DT.TIMESTAMP: TIMESTAMP, DT.TIMESTAMPTZ: TIMESTAMPTZ, DT.TIMESTAMPLTZ: TIMESTAMPTZ,
-    DT.DATE: DATE, DT.INTERVAL: INTERVAL,
+    DT.DATE: DATE, DT.INTERVAL: INTERVAL, DT.VARBINARY: BYTEA, DT.UUID: UUID,
 }
 
 _RANK = {TypeKind.INT2: 0, TypeKind.INT4: 1, TypeKind.INT8: 2, TypeKind.NUMERIC: 3}
@@ -186,7 +186,7 @@ def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
 
 
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
-                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL)}
+                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID)}
 OID_TYPES[1042] = BPCHAR
 OID_TYPES[18] = TEXT  # "char"
 OID_TYPES[19] = TEXT  # name

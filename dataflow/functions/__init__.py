@@ -14,10 +14,10 @@ from typing import Callable
 import pyarrow as pa
 
 from dataflow.expr import Call
-from dataflow.functions import math, strings, system, datetime
+from dataflow.functions import binary, datetime, math, strings, system
 
 Kernel = Callable[[list[pa.Array], Call], pa.Array]
 
 KERNELS: dict[str, Kernel] = {}
-for _family in (math, strings, system, datetime):
+for _family in (math, strings, system, datetime, binary):
     KERNELS.update(_family.KERNELS)

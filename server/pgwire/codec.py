@@ -22,10 +22,11 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dataflow import interval
+from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
-from dataflow.types import (BOOL, DATE, INTERVAL, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType)
 
 Encoder = Callable[[Any], bytes]
@@ -184,6 +185,8 @@ def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
         return _date_text
     if oid == INTERVAL.oid:
         return lambda v: interval.fmt(v).encode()
+    if oid == BYTEA.oid:
+        return lambda v: bytea_text(v).encode()
     return _text_text
 
 
@@ -283,6 +286,8 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     TIMESTAMPTZ.oid: _timestamp_binary,
     DATE.oid: _date_binary,
     INTERVAL.oid: lambda v: _INTERVAL_BINARY.pack(v.nanoseconds // 1000, v.days, v.months),
+    BYTEA.oid: bytes,
+    UUID.oid: lambda v: bytes.fromhex(v.replace("-", "")),
 }
 
 
@@ -312,7 +317,8 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 # ---------------------------------------------------------------------------------------------
 
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
-                                       VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, UNKNOWN)}
+                                       VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID,
+                                       UNKNOWN)}
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
@@ -373,6 +379,10 @@ def _decode_text(s: str, oid: int) -> Any:
         return v.astimezone(timezone.utc)
     if oid == INTERVAL.oid:
         return interval.parse(s)
+    if oid == BYTEA.oid:
+        return bytea_parse(s)
+    if oid == UUID.oid:
+        return uuid_parse(s)
     if oid == DATE.oid:
         try:
             return date.fromisoformat(s.strip())
@@ -422,6 +432,11 @@ def _decode_binary(b: bytes, oid: int) -> Any:
         return v.replace(tzinfo=timezone.utc) if oid == TIMESTAMPTZ.oid else v
     if oid == DATE.oid and n == 4:
         return PG_EPOCH_DATE + timedelta(days=_I32.unpack(b)[0])
+    if oid == BYTEA.oid:
+        return bytes(b)
+    if oid == UUID.oid and n == 16:
+        h = b.hex()
+        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
     if oid == INTERVAL.oid and n == 16:
         us, days, months = _INTERVAL_BINARY.unpack(b)
         return interval.make(months, days, us)
