@@ -34,6 +34,7 @@ from dataflow.decimal_util import (_checked, check_exact_rescale, check_unconstr
                                    numeric_too_large, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64, unscaled_text)
 from dataflow import interval
+from dataflow import jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
@@ -88,6 +89,8 @@ def compile_expr(expr: ScalarExpr) -> Evaluator:
             return lambda t: cast_array(pc.utf8_rtrim(_arr(inner(t)), characters=" "), target)
         if expr.arg.type == NUMERIC and target.is_text:
             return lambda t: fit_length_array(_unconstrained_numeric_text(_arr(inner(t))), target)
+        if expr.arg.type.kind in (TypeKind.JSON, TypeKind.JSONB) and not target.is_text:
+            return lambda t: cast_json_array(_arr(inner(t)), expr.arg.type, target)
         return lambda t: cast_array(inner(t), target)
     if isinstance(expr, If):
         return _compile_if(expr)
@@ -948,6 +951,16 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
         raise SqlError("42846", f"cannot cast type {src} to {t.name}") from None
 
 
+def cast_json_array(arr: pa.Array, src: SqlType, t: SqlType) -> pa.Array:
+    """json <-> jsonb, and a jsonb scalar to a number or boolean (22023 for another kind)."""
+    if t.kind in (TypeKind.JSON, TypeKind.JSONB):
+        return arr if t.kind is TypeKind.JSON else _cast_from_text(arr, t)
+    from planner.casts import cast_value  # one value at a time: the same rules as constants
+    uniq = pc.unique(arr)
+    vals = [None if v is None else cast_value(v, src, t) for v in uniq.to_pylist()]
+    return pa.array(vals, t.arrow).take(pc.index_in(arr, uniq))
+
+
 def checked_float(src: pa.Array, out: pa.Array, t: SqlType) -> pa.Array:
     """`out` (src cast to float4/float8), refusing values the cast pushed out of range: a finite
     value that became infinite (overflow) or a non-zero one that became zero (underflow), as
@@ -1039,9 +1052,10 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         if _mask(pc.and_(arr.is_valid(), pc.invert(ok))).any():
             raise _invalid_text(t, _first_bad(arr, ok))
         return pc.if_else(arr.is_valid(), is_t, pa.nulls(len(arr), pa.bool_()))
-    if k in (TypeKind.INTERVAL, TypeKind.BYTEA, TypeKind.UUID):
+    if k in (TypeKind.INTERVAL, TypeKind.BYTEA, TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON):
         # Not a hot path: each distinct text parsed once.
-        parse = {TypeKind.INTERVAL: interval.parse, TypeKind.BYTEA: bytea_parse, TypeKind.UUID: uuid_parse}[k]
+        parse = {TypeKind.INTERVAL: interval.parse, TypeKind.BYTEA: bytea_parse, TypeKind.UUID: uuid_parse,
+                 TypeKind.JSONB: jsonb.normalize, TypeKind.JSON: jsonb.check_json}[k]
         uniq = pc.unique(arr)
         parsed = pa.array([None if v is None else parse(v) for v in uniq.to_pylist()], target)
         return parsed.take(pc.index_in(arr, uniq))

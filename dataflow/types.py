@@ -34,6 +34,8 @@ class TypeKind(str, Enum):
     INTERVAL = "interval"  # (months, days, microseconds): see dataflow.interval
     BYTEA = "bytea"
     UUID = "uuid"  # kept as its canonical text: see dataflow.bytea_uuid
+    JSONB = "jsonb"  # kept as PostgreSQL's canonical output text: see dataflow.jsonb
+    JSON = "json"  # kept as its input text (checked)
     UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
 
 
@@ -58,6 +60,8 @@ _OIDS = {
     TypeKind.INTERVAL: 1186,
     TypeKind.BYTEA: 17,
     TypeKind.UUID: 2950,
+    TypeKind.JSONB: 3802,
+    TypeKind.JSON: 114,
     TypeKind.UNKNOWN: 705,
 }
 
@@ -78,6 +82,8 @@ _PG_NAMES = {
     TypeKind.INTERVAL: "interval",
     TypeKind.BYTEA: "bytea",
     TypeKind.UUID: "uuid",
+    TypeKind.JSONB: "jsonb",
+    TypeKind.JSON: "json",
     TypeKind.UNKNOWN: "unknown",
 }
 
@@ -137,7 +143,7 @@ class SqlType:
             return pa.month_day_nano_interval()
         if k is TypeKind.BYTEA:
             return pa.binary()
-        if k is TypeKind.UUID:
+        if k in (TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON):
             return pa.string()
         raise AssertionError(k)
 
@@ -177,6 +183,8 @@ DATE = SqlType(TypeKind.DATE)
 INTERVAL = SqlType(TypeKind.INTERVAL)
 BYTEA = SqlType(TypeKind.BYTEA)
 UUID = SqlType(TypeKind.UUID)
+JSONB = SqlType(TypeKind.JSONB)
+JSON = SqlType(TypeKind.JSON)
 UNKNOWN = SqlType(TypeKind.UNKNOWN)
 
 NUMBER_KINDS = frozenset(

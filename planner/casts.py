@@ -17,6 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from dataflow import interval
+from dataflow import jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
@@ -159,6 +160,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
     k = dst.kind
     if src.is_text and not isinstance(value, str):
         src = _type_of_python(value)
+    if src.kind in (TypeKind.JSON, TypeKind.JSONB) and not dst.is_text:
+        return _cast_json(value, src, dst)
     if src.is_text:
         s = value
         if src.kind is TypeKind.BPCHAR and dst.kind is not TypeKind.BPCHAR:
@@ -213,6 +216,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             return bytea_parse(s)
         if k is TypeKind.UUID:
             return uuid_parse(s)
+        if k is TypeKind.JSONB:
+            return jsonb.normalize(s)
+        if k is TypeKind.JSON:
+            return jsonb.check_json(s)
         if k is TypeKind.DATE:
             try:
                 return dt.date.fromisoformat(st)
@@ -289,6 +296,22 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
     if k is TypeKind.UUID and src.kind is TypeKind.UUID:
         return value
     raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {src.name} to {dst.name}")
+
+
+def _cast_json(value: str, src: SqlType, dst: SqlType) -> Any:
+    """json <-> jsonb; a jsonb number or boolean to a number or boolean type."""
+    if dst.kind is TypeKind.JSONB:
+        return jsonb.normalize(value)
+    if dst.kind is TypeKind.JSON:
+        return value
+    v = jsonb.parse(value)
+    kind = jsonb.typeof(v)
+    want = "boolean" if dst.kind is TypeKind.BOOL else "number"
+    if kind != want:
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f"cannot cast jsonb {kind} to type {dst.name}")
+    if dst.kind is TypeKind.BOOL:
+        return v
+    return cast_value(v, SqlType(TypeKind.NUMERIC), dst)
 
 
 def _type_of_python(v: Any) -> SqlType:

@@ -159,7 +159,10 @@ _SPECIAL_NAMES = {exp.CurrentUser: "current_user", exp.SessionUser: "session_use
 # Operators the function library defines (by their symbol; see `planner.functions.math`).
 _LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "#",
                       exp.BitwiseNot: "~", exp.BitwiseLeftShift: "<<", exp.BitwiseRightShift: ">>",
-                      exp.Pow: "^"}
+                      exp.Pow: "^", exp.JSONExtract: "->", exp.JSONExtractScalar: "->>",
+                      exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>", exp.ArrayContainsAll: "@>",
+                      exp.ArrayContainedBy: "<@", exp.JSONBContainsTopKey: "?",
+                      exp.JSONBDeleteAtPath: "#-"}
 
 
 # Functions SQL calls without parentheses that sqlglot reads as column names.
@@ -238,6 +241,8 @@ class ScalarLowerer:
             return ColumnRef(i, self.scope.columns[i].type)
         if isinstance(node, exp.Literal):
             return literal_of(node)
+        if isinstance(node, exp.ByteString):  # E'a\nb': sqlglot has already read the escapes
+            return Literal(node.this, UNKNOWN)
         if isinstance(node, exp.Boolean):
             return Literal(bool(node.this), BOOL)
         if isinstance(node, exp.Null):
@@ -345,11 +350,23 @@ class ScalarLowerer:
             text = node.this.this + (f" {unit.name}" if unit is not None else "")
             return Literal(cast_value(text, TEXT, INTERVAL), INTERVAL)
         if type(node) in _LIBRARY_OPERATORS:
-            operands = [self.lower(a) for a in (node.this, node.args.get("expression")) if a is not None]
+            operands = [self._operand(a) for a in (node.this, node.args.get("expression")) if a is not None]
             return library.resolve_function(_LIBRARY_OPERATORS[type(node)], operands, ctx)
         if isinstance(node, exp.Func):
             return self._function(node)
         raise unsupported(f"expression {node.sql(dialect='postgres')!r}")
+
+    def _operand(self, node: exp.Expression) -> ScalarExpr:
+        """An operand of a library operator; sqlglot turns the key of `->`/`->>` into a JSON path
+        (`doc -> 'a'` holds JSONPath($.a)): back to the key or index the user wrote."""
+        if isinstance(node, exp.JSONPath):
+            parts = [p for p in node.expressions if not isinstance(p, exp.JSONPathRoot)]
+            if len(parts) == 1 and isinstance(parts[0], exp.JSONPathKey) and isinstance(parts[0].this, str):
+                return Literal(parts[0].this, UNKNOWN)
+            if len(parts) == 1 and isinstance(parts[0], exp.JSONPathSubscript) and isinstance(parts[0].this, int):
+                return Literal(parts[0].this, INT4)
+            raise unsupported(f"JSON path {node.sql(dialect='postgres')}")
+        return self.lower(node)
 
     def _param(self, node: exp.Parameter) -> ScalarExpr:
         n = int(node.this.this if isinstance(node.this, exp.Literal) else node.name)
@@ -433,7 +450,8 @@ class ScalarLowerer:
         ctx = self.ctx
         lu, ru = l.type.kind is TypeKind.UNKNOWN, r.type.kind is TypeKind.UNKNOWN
         if (lu and (is_time(r.type) or r.type.kind is TypeKind.INTERVAL)) or \
-                (ru and (is_time(l.type) or l.type.kind is TypeKind.INTERVAL)):
+                (ru and (is_time(l.type) or l.type.kind is TypeKind.INTERVAL)) or \
+                TypeKind.JSONB in (l.type.kind, r.type.kind):
             return library.resolve_function(sym, [l, r], ctx)
         if lu and ru:
             l, r = coerce(l, TEXT, ctx), coerce(r, TEXT, ctx)
@@ -479,6 +497,8 @@ class ScalarLowerer:
 
     def concat(self, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
         ctx = self.ctx
+        if TypeKind.JSONB in (l.type.kind, r.type.kind):
+            return library.resolve_function("||", [l, r], ctx)
         if not (l.type.is_text or r.type.is_text):
             raise _no_op("||", l.type, r.type)
         l = coerce(l, TEXT, ctx) if l.type.is_text else Cast(l, TEXT)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
                             BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
@@ -26,6 +26,7 @@ _SIMPLE = {
     DT.CHAR: TEXT, DT.NCHAR: TEXT,
     DT.TIMESTAMP: TIMESTAMP, DT.TIMESTAMPTZ: TIMESTAMPTZ, DT.TIMESTAMPLTZ: TIMESTAMPTZ,
     DT.DATE: DATE, DT.INTERVAL: INTERVAL, DT.VARBINARY: BYTEA, DT.UUID: UUID,
+    DT.JSONB: JSONB, DT.JSON: JSON,
 }
 
 _RANK = {TypeKind.INT2: 0, TypeKind.INT4: 1, TypeKind.INT8: 2, TypeKind.NUMERIC: 3}
@@ -133,6 +134,9 @@ def implicitly_castable(src: SqlType, dst: SqlType) -> bool:
     return False
 
 
+_JSON_KINDS = (TypeKind.JSON, TypeKind.JSONB)
+
+
 def assignment_castable(src: SqlType, dst: SqlType) -> bool:
     """Casts allowed when storing a value in a column (INSERT/UPDATE): also narrowing between
     numbers and anything to text."""
@@ -144,6 +148,8 @@ def assignment_castable(src: SqlType, dst: SqlType) -> bool:
         return True
     if is_time(src) and is_time(dst):
         return True
+    if src.kind in _JSON_KINDS and dst.kind in _JSON_KINDS:
+        return True
     return False
 
 
@@ -154,6 +160,8 @@ def explicitly_castable(src: SqlType, dst: SqlType) -> bool:
         return True
     if src.kind is TypeKind.INT4 and dst.kind is TypeKind.BOOL:
         return True
+    if src.kind is TypeKind.JSONB and (dst.is_numeric_family or dst.kind is TypeKind.BOOL):
+        return True  # ('1.5'::jsonb)::numeric: a scalar of the right kind, else 22023
     return False
 
 
@@ -186,7 +194,7 @@ def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
 
 
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
-                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID)}
+                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON)}
 OID_TYPES[1042] = BPCHAR
 OID_TYPES[18] = TEXT  # "char"
 OID_TYPES[19] = TEXT  # name

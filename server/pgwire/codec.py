@@ -22,11 +22,12 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dataflow import interval
+from dataflow import jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
-from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType)
 
 Encoder = Callable[[Any], bytes]
@@ -288,6 +289,8 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     INTERVAL.oid: lambda v: _INTERVAL_BINARY.pack(v.nanoseconds // 1000, v.days, v.months),
     BYTEA.oid: bytes,
     UUID.oid: lambda v: bytes.fromhex(v.replace("-", "")),
+    JSONB.oid: lambda v: b"\x01" + v.encode(),  # format version 1, then the text
+    JSON.oid: _text_text,
 }
 
 
@@ -318,7 +321,7 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
                                        VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID,
-                                       UNKNOWN)}
+                                       JSONB, JSON, UNKNOWN)}
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
@@ -383,6 +386,10 @@ def _decode_text(s: str, oid: int) -> Any:
         return bytea_parse(s)
     if oid == UUID.oid:
         return uuid_parse(s)
+    if oid == JSONB.oid:
+        return jsonb.normalize(s)
+    if oid == JSON.oid:
+        return jsonb.check_json(s)
     if oid == DATE.oid:
         try:
             return date.fromisoformat(s.strip())
@@ -434,6 +441,10 @@ def _decode_binary(b: bytes, oid: int) -> Any:
         return PG_EPOCH_DATE + timedelta(days=_I32.unpack(b)[0])
     if oid == BYTEA.oid:
         return bytes(b)
+    if oid == JSONB.oid and n >= 1 and b[0] == 1:
+        return jsonb.normalize(b[1:].decode("utf-8"))
+    if oid == JSON.oid:
+        return jsonb.check_json(b.decode("utf-8"))
     if oid == UUID.oid and n == 16:
         h = b.hex()
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"

@@ -1,0 +1,241 @@
+"""Kernels of the json and jsonb functions (signatures: `planner.functions.json`).
+
+Arrow has no JSON kernels: each kernel parses each distinct document once in Python, computes,
+and spreads the results back by index (documents repeat a lot in practice; the cost per distinct
+document is measured in bench/). Values are the canonical text of `dataflow.jsonb`.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow import jsonb
+from dataflow.errors import SqlError, SqlState
+from dataflow.expr import Call, Literal
+from dataflow.types import TypeKind
+
+
+def _arr(x) -> pa.Array:
+    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+
+
+def _rows(vals: list[pa.Array]) -> list[tuple]:
+    return list(zip(*(_arr(v).to_pylist() for v in vals)))
+
+
+def _per_distinct(fn: Callable[..., Any], out: pa.DataType) -> Callable:
+    """Apply `fn(doc, *other args)` (documents parsed) once per distinct argument tuple; NULL
+    in, NULL out. One argument: distinct values via Arrow; several: a dict of tuples."""
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        arrs = [_arr(v) for v in vals]
+        cache: dict[tuple, Any] = {}
+        parsed: dict[str, Any] = {}
+        results = []
+        for row in zip(*(a.to_pylist() for a in arrs)):
+            if row in cache:
+                results.append(cache[row])
+                continue
+            if any(x is None for x in row):
+                r = None
+            else:
+                doc = parsed.get(row[0])
+                if doc is None and row[0] not in parsed:
+                    doc = parsed[row[0]] = jsonb.parse(row[0])
+                r = fn(doc, *row[1:])
+            cache[row] = r
+            results.append(r)
+        return pa.array(results, out)
+    return run
+
+
+def _get(doc: Any, key: Any) -> tuple[bool, Any]:
+    if isinstance(key, int):
+        if isinstance(doc, dict):
+            return False, None
+        if not isinstance(doc, list):
+            doc = [doc]  # PostgreSQL keeps a scalar as a one-element array: '"s"' -> 0 is "s"
+        i = key + len(doc) if key < 0 else key
+        return (True, doc[i]) if 0 <= i < len(doc) else (False, None)
+    if isinstance(doc, dict) and key in doc:
+        return True, doc[key]
+    return False, None
+
+
+def _json_out(expr: Call) -> Callable[[Any], str]:
+    # jsonb results are canonical text; json results (from -> on json) use the same text form.
+    return jsonb.canonical
+
+
+def _get_kernel(text: bool, path: bool) -> Callable:
+    def fn(doc, key):
+        found, v = jsonb.get_path(doc, jsonb.path_elements(key)) if path else _get(doc, key)
+        if not found:
+            return None
+        return jsonb.as_text(v) if text else jsonb.canonical(v)
+    return _per_distinct(fn, pa.string())
+
+
+def _extract_path(text: bool) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        rows = _rows(vals)
+        out = []
+        for row in rows:
+            if row[0] is None or any(x is None for x in row[1:]):
+                out.append(None)
+                continue
+            found, v = jsonb.get_path(jsonb.parse(row[0]), list(row[1:]))
+            out.append(None if not found else (jsonb.as_text(v) if text else jsonb.canonical(v)))
+        return pa.array(out, pa.string())
+    return run
+
+
+def _array_length(doc):
+    if not isinstance(doc, list):
+        kind = "a scalar" if not isinstance(doc, dict) else "a non-array"
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f"cannot get array length of {kind}")
+    return len(doc)
+
+
+def _concat(a, b):
+    if isinstance(a, dict) and isinstance(b, dict):
+        return jsonb.canonical({**a, **b})
+    la = a if isinstance(a, list) else [a]
+    lb = b if isinstance(b, list) else [b]
+    return jsonb.canonical(la + lb)
+
+
+def _delete(doc, key):
+    if isinstance(key, int):
+        if not isinstance(doc, list):
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
+                           "cannot delete from scalar" if not isinstance(doc, dict) else
+                           "cannot delete from object using integer index")
+        i = key + len(doc) if key < 0 else key
+        return jsonb.canonical([x for j, x in enumerate(doc) if j != i])
+    if isinstance(doc, dict):
+        return jsonb.canonical({k: v for k, v in doc.items() if k != key})
+    if isinstance(doc, list):
+        return jsonb.canonical([x for x in doc if x != key])
+    raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "cannot delete from scalar")
+
+
+def _delete_path(doc, path_text):
+    path = jsonb.path_elements(path_text)
+    if not isinstance(doc, (dict, list)):
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "cannot delete path in scalar")
+    if not path:
+        return jsonb.canonical(doc)
+
+    def rec(v, i):
+        if isinstance(v, dict):
+            if path[i] not in v:
+                return v
+            if i == len(path) - 1:
+                return {k: x for k, x in v.items() if k != path[i]}
+            return {**v, path[i]: rec(v[path[i]], i + 1)}
+        if isinstance(v, list):
+            try:
+                j = int(path[i])
+            except ValueError:
+                raise SqlError(SqlState.INVALID_TEXT_REPRESENTATION,
+                               f"path element at position {i + 1} is not an integer: \"{path[i]}\"") from None
+            j = j + len(v) if j < 0 else j
+            if not 0 <= j < len(v):
+                return v
+            if i == len(path) - 1:
+                return v[:j] + v[j + 1:]
+            return v[:j] + [rec(v[j], i + 1)] + v[j + 1:]
+        return v
+    return jsonb.canonical(rec(doc, 0))
+
+
+def _sql_values(vals: list[pa.Array], expr: Call) -> list[list[Any]]:
+    """Each argument's values as JSON values, by the argument's SQL type."""
+    cols = []
+    for a, arg in zip(vals, expr.args):
+        kind = arg.type.kind
+        py = _arr(a).to_pylist()
+        if kind in (TypeKind.JSON, TypeKind.JSONB):
+            cols.append([jsonb.parse(v) if v is not None else None for v in py])
+        elif kind is TypeKind.INTERVAL:
+            from dataflow.interval import fmt
+            cols.append([None if v is None else fmt(v) for v in py])
+        elif kind is TypeKind.BYTEA:
+            cols.append([None if v is None else "\\x" + v.hex() for v in py])
+        elif kind is TypeKind.TIMESTAMPTZ:
+            cols.append([None if v is None else v.isoformat() for v in py])
+        elif kind is TypeKind.NUMERIC and arg.type.scale is None:
+            # computed numerics carry the storage's 16 digits: printed without them
+            cols.append([None if v is None else v.normalize() for v in py])
+        else:
+            cols.append([jsonb.from_sql(v) for v in py])
+    return cols
+
+
+def _build_object(vals: list[pa.Array], expr: Call) -> pa.Array:
+    if len(expr.args) % 2:
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "argument list must have even number of elements",
+                       hint="The arguments of jsonb_build_object() must consist of alternating keys and values.")
+    if not expr.args:
+        return pa.array(["{}"] * len(vals[0]), pa.string())
+    cols = _sql_values(vals, expr)
+    out = []
+    for row in zip(*cols):
+        obj = {}
+        for i in range(0, len(row), 2):
+            k = row[i]
+            if k is None:
+                raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "argument 1: key must not be null"
+                               if i == 0 else f"argument {i + 1}: key must not be null")
+            obj[k if isinstance(k, str) else jsonb.as_text(k)] = row[i + 1]
+        out.append(jsonb.canonical(obj))
+    return pa.array(out, pa.string())
+
+
+def _build_array(vals: list[pa.Array], expr: Call) -> pa.Array:
+    if not expr.args:
+        return pa.array(["[]"] * len(vals[0]), pa.string())
+    cols = _sql_values(vals, expr)
+    return pa.array([jsonb.canonical(list(row)) for row in zip(*cols)], pa.string())
+
+
+def _to_jsonb(vals: list[pa.Array], expr: Call) -> pa.Array:
+    (col,) = _sql_values(vals, expr)
+    valid = pc.is_valid(_arr(vals[0])).to_pylist()
+    return pa.array([jsonb.canonical(v) if ok else None for v, ok in zip(col, valid)], pa.string())
+
+
+def _contains(flip: bool) -> Callable:
+    def fn(a, b_text):
+        b = jsonb.parse(b_text)
+        return jsonb.contains(b, a) if flip else jsonb.contains(a, b)
+    return _per_distinct(fn, pa.bool_())
+
+
+def _has_key(doc, key):
+    if isinstance(doc, dict):
+        return key in doc
+    if isinstance(doc, list):
+        return any(isinstance(x, str) and x == key for x in doc)
+    return isinstance(doc, str) and doc == key
+
+
+KERNELS = {
+    "json_get": _get_kernel(False, False), "json_get_text": _get_kernel(True, False),
+    "json_get_path": _get_kernel(False, True), "json_get_path_text": _get_kernel(True, True),
+    "json_extract_path": _extract_path(False), "json_extract_path_text": _extract_path(True),
+    "json_typeof": _per_distinct(jsonb.typeof, pa.string()),
+    "json_array_length": _per_distinct(_array_length, pa.int32()),
+    "jsonb_contains": _contains(False), "jsonb_contained": _contains(True),
+    "jsonb_has_key": _per_distinct(_has_key, pa.bool_()),
+    "jsonb_concat": _per_distinct(lambda a, b: _concat(a, jsonb.parse(b)), pa.string()),
+    "jsonb_delete": _per_distinct(_delete, pa.string()),
+    "jsonb_delete_path": _per_distinct(_delete_path, pa.string()),
+    "jsonb_build_object": _build_object, "jsonb_build_array": _build_array, "to_jsonb": _to_jsonb,
+    "jsonb_strip_nulls": _per_distinct(lambda d: jsonb.canonical(jsonb.strip_nulls(d)), pa.string()),
+    "jsonb_pretty": _per_distinct(jsonb.pretty, pa.string()),
+}
