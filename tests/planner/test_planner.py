@@ -66,7 +66,7 @@ def test_create_table_columns_and_defaults(cat):
         "numeric(5,2)", "double precision", "boolean"]
     assert not p.columns[0].nullable and p.defaults[0].value == 1
     assert err(cat, "CREATE TABLE x (a int UNIQUE)") == "0A000"
-    assert err(cat, "CREATE TABLE x (a json)") == "0A000"
+    assert err(cat, "CREATE TABLE x (a int[][])") == "0A000"
     assert err(cat, "CREATE TABLE x (a int, a int)") == "42701"
 
 
