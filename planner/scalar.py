@@ -323,8 +323,9 @@ class ScalarLowerer:
         if isinstance(node, exp.SimilarTo):
             return self._regex(node.this, node.expression, False, "SIMILAR TO")
         if isinstance(node, exp.Escape):
-            what = "SIMILAR TO" if isinstance(node.this, exp.SimilarTo) else "LIKE"
-            raise unsupported(f"{what} ... ESCAPE")
+            if not isinstance(node.this, (exp.Like, exp.ILike)):
+                raise unsupported("SIMILAR TO ... ESCAPE")
+            return self._like_escape(node.this, node.expression)
         if isinstance(node, exp.Case):
             return self._case(node)
         if isinstance(node, exp.If):
@@ -367,6 +368,33 @@ class ScalarLowerer:
                 return Literal(parts[0].this, INT4)
             raise unsupported(f"JSON path {node.sql(dialect='postgres')}")
         return self.lower(node)
+
+    def _like_escape(self, like: exp.Expression, escape: exp.Expression) -> ScalarExpr:
+        """`s LIKE p ESCAPE e` with constant p and e: p rewritten with backslash as its escape
+        character (the engine's), then planned as a plain LIKE. `ESCAPE ''` turns escaping off."""
+        esc = self.text_arg(escape, "like_escape")
+        pat = self.text_arg(like.expression, "like_escape")
+        if not (isinstance(esc, Literal) and isinstance(pat, Literal)):
+            raise unsupported("LIKE ... ESCAPE with a pattern or escape that is not a constant")
+        if esc.value is None or pat.value is None:
+            return Literal(None, BOOL)
+        e, p = esc.value, pat.value
+        if len(e) > 1:
+            raise SqlError("22019", "invalid escape string", hint="Escape string must be empty or one character.")
+        out, i = [], 0
+        while i < len(p):
+            c = p[i]
+            if e and c == e:
+                if i + 1 == len(p):
+                    raise SqlError("22025", "LIKE pattern must not end with escape character")
+                out.append("\\" + p[i + 1])
+                i += 2
+                continue
+            out.append("\\\\" if c == "\\" else c)
+            i += 1
+        rewritten = like.copy()
+        rewritten.set("expression", exp.Literal.string("".join(out)))
+        return self.lower(rewritten)
 
     def _param(self, node: exp.Parameter) -> ScalarExpr:
         n = int(node.this.this if isinstance(node.this, exp.Literal) else node.name)
