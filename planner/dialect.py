@@ -24,7 +24,10 @@ from sqlglot.tokens import Token, TokenType
 
 from dataflow.errors import SqlError, SqlState
 from planner import mz_ast as m
-from planner.functions import FUNCTIONS as LIBRARY
+from planner.functions import FUNCTIONS
+from planner.table_functions import TABLE_FUNCTIONS
+
+LIBRARY = frozenset(FUNCTIONS) | frozenset(TABLE_FUNCTIONS)
 
 
 

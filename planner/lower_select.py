@@ -30,6 +30,7 @@ from planner.rules.fold_constants import fold_constant
 from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)
 from planner.scope import Scope, ScopeColumn
 from planner.statements import Finishing
+from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
 
 
 @dataclass
@@ -133,10 +134,33 @@ def plan_catalog_item(item: CatalogItem, ctx: PlanContext) -> Plan:
     raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is an index; it cannot be read directly')
 
 
+def _table_function_node(node: exp.Expression) -> exp.Anonymous | None:
+    """The call of a FROM item that is a set-returning function (`generate_series(1, 3) g`)."""
+    if isinstance(node, exp.Lateral):
+        node = node.this
+    if isinstance(node, exp.Table) and is_table_function(node.this):
+        return node.this
+    return None
+
+
+def _plan_function_item(node: exp.Expression, left: _Item | None, ctx: PlanContext) -> _Item:
+    """A set-returning function in FROM, evaluated for each row of `left` (the FROM items before
+    it, which its arguments may refer to) or, with no `left`, once."""
+    call = _table_function_node(node)
+    if left is None:
+        left = _Item(Constant(((),), ()), Scope())
+    plan, t = flat_map(call, left.plan, ScalarLowerer(left.scope, ctx, clause="FROM"), ctx)
+    alias, col_aliases = _alias_columns(node if isinstance(node, exp.Table) else node.this)
+    name = column_name(call, alias, col_aliases)
+    return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, name, t)]))
+
+
 def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
+    if _table_function_node(node) is not None:
+        return _plan_function_item(node, None, ctx)
     if isinstance(node, exp.Table):
         if not isinstance(node.this, exp.Identifier):
-            raise unsupported("table functions")
+            raise unsupported(f"FROM item {node.this.sql(dialect='postgres')}")
         name = node.name
         alias, col_aliases = _alias_columns(node)
         parts = tuple(p for p in (node.catalog, node.db, name) if p)
@@ -233,23 +257,36 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
             chains[-1][1].append(j)
     top = _Group([])
     for first, joins in chains:
+        if top.items and _table_function_node(first) is not None:
+            # A function after a comma sees the items before it (PostgreSQL's implicit LATERAL).
+            left = _close_group(top, where_conds, ctx, final=False)
+            top = _plan_chain(first, joins, ctx, where_conds, left=left)
+            continue
         top.extend(_plan_chain(first, joins, ctx, where_conds))
     return _close_group(top, where_conds, ctx)
 
 
 def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
-                where: list[exp.Expression] | None) -> _Group:
+                where: list[exp.Expression] | None, left: _Item | None = None) -> _Group:
     """One join chain `x JOIN y ON ... LEFT JOIN z ON ...`, left-associative. Inner joins only
     collect relations and conditions; an outer join first closes everything to its left into one
     relation. WHERE conditions (`where`, used ones are removed from it) are applied inside that
     relation only when it stays on the preserved side of every later outer join of the chain
     (LEFT JOINs only): under a RIGHT or FULL join a filter must see the NULL-padded rows."""
-    group = _Group([_plan_from_item(first, ctx)])
+    group = _Group([_plan_function_item(first, left, ctx) if left is not None
+                    else _plan_from_item(first, ctx)])
     sides = [(j.side or "").upper() for j in joins]
     for i, j in enumerate(joins):
         side, kind = sides[i], (j.kind or "").upper()
         if kind in ("SEMI", "ANTI") or j.args.get("method"):
             raise unsupported(f"{(j.args.get('method') or kind)} JOIN")
+        if _table_function_node(j.this) is not None:
+            # `JOIN generate_series(1, t.n) ON ...` / CROSS JOIN: evaluated per row on its left.
+            if side in ("LEFT", "RIGHT", "FULL") or j.args.get("using"):
+                raise unsupported(f"{side or 'USING'} JOIN with a set-returning function")
+            group = _Group([_plan_function_item(j.this, _close_group(group, None, ctx, final=False), ctx)])
+            group.conds.extend(_conjuncts(j.args.get("on")))
+            continue
         item = _plan_from_item(j.this, ctx)
         if side in ("LEFT", "RIGHT", "FULL"):
             if j.args.get("using"):
@@ -554,10 +591,15 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
     having = sel.args.get("having")
     order = sel.args.get("order")
     order_nodes = [o.this for o in order.expressions] if order else []
+    if any(find_table_functions(o) for o in order_nodes) or (sel.args.get("where") and find_table_functions(
+            sel.args["where"])):
+        raise SqlError("0A000", "set-returning functions are not allowed in WHERE or ORDER BY")
     aggregated = bool(sel.args.get("group")) or having is not None or any(
         not isinstance(it, int) and contains_aggregate(it) for it, _ in items) or any(
         contains_aggregate(o) for o in order_nodes)
     if aggregated:
+        if any(find_table_functions(it) for it, _ in items if not isinstance(it, int)):
+            raise unsupported("set-returning functions in a select list with aggregates or GROUP BY")
         grouping = Grouping(base.plan, scope, ctx, _group_keys(sel, items, scope, ctx))
         lowerer = grouping.lowerer("SELECT")
 
@@ -572,12 +614,24 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         order_lowerer = grouping.lowerer("ORDER BY")
         plan = None  # built after ORDER BY lowering has registered its aggregates
     else:
-        lowerer = ScalarLowerer(scope, ctx, clause="SELECT")
+        plan = base.plan
+        srfs = [f for it, _ in items if not isinstance(it, int) for f in find_table_functions(it)]
+        hook = None
+        if srfs:
+            # A set-returning function in the select list: the FROM result with the function's
+            # values as one more column, one row per value.
+            if len({f.sql() for f in srfs}) > 1:
+                raise unsupported("more than one set-returning function in a select list")
+            plan, t = flat_map(srfs[0], plan, ScalarLowerer(scope, ctx, clause="SELECT"), ctx)
+            srf_col = ColumnRef(len(scope.columns), t)
+            scope = scope + Scope([ScopeColumn(None, "?srf?", t, using_hidden=True)])
+            key = srfs[0].sql()
+            hook = lambda node: srf_col if is_table_function(node) and node.sql() == key else None  # noqa: E731
+        lowerer = ScalarLowerer(scope, ctx, hook=hook, clause="SELECT")
         exprs = [ColumnRef(it, scope.columns[it].type) if isinstance(it, int)
                  else resolve_unknown(lowerer.lower(it), ctx) for it, _ in items]
         having_pred = None
         order_lowerer = lowerer
-        plan = base.plan
     names = [name for _, name in items]
     distinct = sel.args.get("distinct")
     if distinct is not None and distinct.args.get("on"):

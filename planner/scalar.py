@@ -23,6 +23,7 @@ from dataflow.types import (BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, U
 from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
 from planner import functions as library
+from planner.table_functions import TABLE_FUNCTIONS
 from planner.patterns import check_regex, similar_to_regex
 from planner.rules.fold_constants import fold_constant
 from planner.scope import Scope
@@ -635,6 +636,9 @@ class ScalarLowerer:
             return Call("mz_now", (), INT8)
         if name == "row":
             raise unsupported("row constructors")
+        if name in TABLE_FUNCTIONS:
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED,
+                           f"set-returning functions are not allowed in {self.clause}")
         if library.known(name):
             return library.resolve_function(name, args, ctx)
         if not isinstance(node, exp.Anonymous):

@@ -130,6 +130,8 @@ class FlatMapOp(Operator):
     def _apply(self, b: pa.Table) -> pa.Table:
         if b.num_rows == 0:
             return self.schema.empty_table()
+        if pa.types.is_timestamp(self.type.arrow):
+            return self._timestamps(b)
         args = [f(b).cast(pa.int64()) for f in self.fns]
         valid = np.ones(b.num_rows, bool)
         for a in args:
@@ -148,6 +150,48 @@ class FlatMapOp(Operator):
         out = b.take(pa.array(rep))
         cols = _row_cols(out) + [pa.array(series).cast(self.type.arrow)]
         return make_batch(cols, out[TIME], out[DIFF])
+
+
+    def _timestamps(self, b: pa.Table) -> pa.Table:
+        """generate_series(start, stop, interval): each value is the previous plus the step, as
+        PostgreSQL adds it (Jan 31 + 1 mon + 1 mon is Mar 29), until it passes stop. One pass
+        over the still-running rows per generated value."""
+        from dataflow import interval
+        from dataflow.functions.datetime import shift
+
+        start, stop, step = (_arr_of(f(b)) for f in self.fns)
+        valid = (start.is_valid().to_numpy(zero_copy_only=False) & stop.is_valid().to_numpy(zero_copy_only=False)
+                 & step.is_valid().to_numpy(zero_copy_only=False))
+        us = pc.fill_null(start.cast(pa.timestamp("us", tz=start.type.tz)).view(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        end = pc.fill_null(stop.cast(pa.timestamp("us", tz=stop.type.tz)).view(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        months, days, micros = interval.split(step)
+        span = interval.span_key(step)
+        if ((span == 0) & valid).any():
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "step size cannot equal zero")
+        rows, values, total = [], [], 0
+        active = np.flatnonzero(valid)
+        cur = us[active]
+        while len(active):
+            up = span[active] > 0
+            keep = np.where(up, cur <= end[active], cur >= end[active])
+            active, cur = active[keep], cur[keep]
+            total += len(active)
+            if total > 50_000_000:
+                raise SqlError("54000", "generate_series would return too many rows")
+            rows.append(active)
+            values.append(cur)
+            cur = shift(cur, months[active], days[active], micros[active], 1)
+        rep = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+        series = np.concatenate(values) if values else np.zeros(0, np.int64)
+        order = np.argsort(rep, kind="stable")  # each input row's values together, in order
+        rep, series = rep[order], series[order]
+        out = b.take(pa.array(rep))
+        col = pa.array(series, pa.int64()).view(pa.timestamp("us", tz=self.type.arrow.tz)).cast(self.type.arrow)
+        return make_batch(_row_cols(out) + [col], out[TIME], out[DIFF])
+
+
+def _arr_of(x):
+    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
 
 
 class UnionOp(Operator):

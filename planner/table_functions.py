@@ -1,0 +1,62 @@
+"""Set-returning functions (generate_series) in FROM, after other FROM items (LATERAL, as
+PostgreSQL makes every function in FROM), and in the select list.
+
+Each call becomes a `FlatMap` over the rows it is evaluated for: a one-row constant when its
+arguments are constants, the relation to its left in FROM (so `FROM t, generate_series(1, t.n)`
+repeats each row of t once per value), or the FROM result for a select-list call.
+
+    FROM generate_series(1, 3) AS g        -> FlatMap(Constant([()]), 'generate_series', (1, 3), INT4)
+    SELECT id, generate_series(1, n) FROM t -> Project(FlatMap(Get(t), ..., (ColumnRef n)), ...)
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.expr import ScalarExpr
+from dataflow.plan import FlatMap, Plan
+from dataflow.types import INT4, INT8, INTERVAL, NUMERIC, TIMESTAMP, TIMESTAMPTZ, SqlType
+from planner.context import PlanContext
+from planner.functions.registry import Overload, choose, overloads
+
+TABLE_FUNCTIONS = overloads(
+    Overload("generate_series", (INT4, INT4), INT4, kernel="generate_series"),
+    Overload("generate_series", (INT4, INT4, INT4), INT4, kernel="generate_series"),
+    Overload("generate_series", (INT8, INT8), INT8, kernel="generate_series"),
+    Overload("generate_series", (INT8, INT8, INT8), INT8, kernel="generate_series"),
+    Overload("generate_series", (NUMERIC, NUMERIC), NUMERIC, kernel="generate_series"),
+    Overload("generate_series", (NUMERIC, NUMERIC, NUMERIC), NUMERIC, kernel="generate_series"),
+    Overload("generate_series", (TIMESTAMP, TIMESTAMP, INTERVAL), TIMESTAMP, kernel="generate_series"),
+    Overload("generate_series", (TIMESTAMPTZ, TIMESTAMPTZ, INTERVAL), TIMESTAMPTZ, kernel="generate_series"),
+)
+
+
+def is_table_function(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Anonymous) and node.name.lower() in TABLE_FUNCTIONS
+
+
+def find_table_functions(node: exp.Expression) -> list[exp.Expression]:
+    return [n for n in node.find_all(exp.Anonymous) if is_table_function(n)]
+
+
+def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext) -> tuple[Plan, SqlType]:
+    """`input_plan` with the function's values appended as one more column (its arguments
+    lowered by `lowerer`, over the input's scope)."""
+    from planner.scalar import coerce
+
+    name = node.name.lower()
+    args = [lowerer.lower(a) for a in node.expressions]
+    overload, params = choose(name, TABLE_FUNCTIONS[name], args)
+    if overload.result == NUMERIC:
+        raise unsupported("generate_series over numeric")
+    coerced: list[ScalarExpr] = [coerce(a, p, ctx) for a, p in zip(args, params)]
+    return FlatMap(input_plan, name, tuple(coerced), overload.result), overload.result
+
+
+def column_name(node: exp.Expression, alias: str | None, col_aliases: list[str]) -> str:
+    """PostgreSQL names a scalar function's column by its column alias, else its table alias,
+    else the function's name."""
+    if len(col_aliases) > 1:
+        raise SqlError(SqlState.SYNTAX_ERROR, "too many column aliases specified for function generate_series")
+    return col_aliases[0] if col_aliases else (alias or node.name.lower())
