@@ -33,11 +33,13 @@ _KIND_WORDS = {
 
 
 def _type_to_json(t: SqlType) -> list:
+    if t.element is not None:
+        return [t.kind.value, t.precision, t.scale, _type_to_json(t.element)]
     return [t.kind.value, t.precision, t.scale]
 
 
 def _type_from_json(v: list) -> SqlType:
-    return SqlType(TypeKind(v[0]), v[1], v[2])
+    return SqlType(TypeKind(v[0]), v[1], v[2], _type_from_json(v[3]) if len(v) > 3 else None)
 
 
 def item_to_json(item: CatalogItem) -> str:

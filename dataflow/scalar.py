@@ -34,7 +34,7 @@ from dataflow.decimal_util import (_checked, check_exact_rescale, check_unconstr
                                    numeric_too_large, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64, unscaled_text)
 from dataflow import interval
-from dataflow import jsonb
+from dataflow import arrays, jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
@@ -91,6 +91,9 @@ def compile_expr(expr: ScalarExpr) -> Evaluator:
             return lambda t: fit_length_array(_unconstrained_numeric_text(_arr(inner(t))), target)
         if expr.arg.type.kind in (TypeKind.JSON, TypeKind.JSONB) and not target.is_text:
             return lambda t: cast_json_array(_arr(inner(t)), expr.arg.type, target)
+        if expr.arg.type.kind is TypeKind.ARRAY and target.kind is TypeKind.ARRAY:
+            return lambda t: _per_distinct_value(_arr(inner(t)), target,
+                                                 lambda v: cast_value_of(v, expr.arg.type, target))
         return lambda t: cast_array(inner(t), target)
     if isinstance(expr, If):
         return _compile_if(expr)
@@ -951,6 +954,17 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
         raise SqlError("42846", f"cannot cast type {src} to {t.name}") from None
 
 
+def _per_distinct_value(arr: pa.Array, t: SqlType, fn: Callable[[Any], Any]) -> pa.Array:
+    uniq = pc.unique(arr)
+    vals = [None if v is None else fn(v) for v in uniq.to_pylist()]
+    return pa.array(vals, t.arrow).take(pc.index_in(arr, uniq))
+
+
+def cast_value_of(value: Any, src: SqlType, t: SqlType) -> Any:
+    from planner.casts import cast_value  # one value at a time: the same rules as constants
+    return cast_value(value, src, t)
+
+
 def cast_json_array(arr: pa.Array, src: SqlType, t: SqlType) -> pa.Array:
     """json <-> jsonb, and a jsonb scalar to a number or boolean (22023 for another kind)."""
     if t.kind in (TypeKind.JSON, TypeKind.JSONB):
@@ -1052,10 +1066,11 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         if _mask(pc.and_(arr.is_valid(), pc.invert(ok))).any():
             raise _invalid_text(t, _first_bad(arr, ok))
         return pc.if_else(arr.is_valid(), is_t, pa.nulls(len(arr), pa.bool_()))
-    if k in (TypeKind.INTERVAL, TypeKind.BYTEA, TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON):
+    if k in (TypeKind.INTERVAL, TypeKind.BYTEA, TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON, TypeKind.ARRAY):
         # Not a hot path: each distinct text parsed once.
         parse = {TypeKind.INTERVAL: interval.parse, TypeKind.BYTEA: bytea_parse, TypeKind.UUID: uuid_parse,
-                 TypeKind.JSONB: jsonb.normalize, TypeKind.JSON: jsonb.check_json}[k]
+                 TypeKind.JSONB: jsonb.normalize, TypeKind.JSON: jsonb.check_json,
+                 TypeKind.ARRAY: lambda v: arrays.canonical(v, t.element)}[k]
         uniq = pc.unique(arr)
         parsed = pa.array([None if v is None else parse(v) for v in uniq.to_pylist()], target)
         return parsed.take(pc.index_in(arr, uniq))

@@ -36,6 +36,7 @@ class TypeKind(str, Enum):
     UUID = "uuid"  # kept as its canonical text: see dataflow.bytea_uuid
     JSONB = "jsonb"  # kept as PostgreSQL's canonical output text: see dataflow.jsonb
     JSON = "json"  # kept as its input text (checked)
+    ARRAY = "array"  # one-dimensional, of `SqlType.element`; kept as its canonical text: dataflow.arrays
     UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
 
 
@@ -62,6 +63,7 @@ _OIDS = {
     TypeKind.UUID: 2950,
     TypeKind.JSONB: 3802,
     TypeKind.JSON: 114,
+    TypeKind.ARRAY: 0,  # per element type: ARRAY_OIDS
     TypeKind.UNKNOWN: 705,
 }
 
@@ -84,6 +86,7 @@ _PG_NAMES = {
     TypeKind.UUID: "uuid",
     TypeKind.JSONB: "jsonb",
     TypeKind.JSON: "json",
+    TypeKind.ARRAY: "array",
     TypeKind.UNKNOWN: "unknown",
 }
 
@@ -96,13 +99,18 @@ class SqlType:
     kind: TypeKind
     precision: int | None = None
     scale: int | None = None
+    element: "SqlType | None" = None  # the element type of an array
 
     @property
     def oid(self) -> int:
+        if self.kind is TypeKind.ARRAY:
+            return ARRAY_OIDS[self.element.kind]
         return _OIDS[self.kind]
 
     @property
     def name(self) -> str:
+        if self.kind is TypeKind.ARRAY:
+            return f"{self.element.name}[]"
         if self.kind is TypeKind.NUMERIC and self.scale is not None:
             return f"numeric({self.precision},{self.scale})"
         if self.kind in (TypeKind.VARCHAR, TypeKind.BPCHAR) and self.precision is not None:
@@ -143,7 +151,7 @@ class SqlType:
             return pa.month_day_nano_interval()
         if k is TypeKind.BYTEA:
             return pa.binary()
-        if k in (TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON):
+        if k in (TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON, TypeKind.ARRAY):
             return pa.string()
         raise AssertionError(k)
 
@@ -190,6 +198,20 @@ UNKNOWN = SqlType(TypeKind.UNKNOWN)
 NUMBER_KINDS = frozenset(
     {TypeKind.INT2, TypeKind.INT4, TypeKind.INT8, TypeKind.FLOAT4, TypeKind.FLOAT8, TypeKind.NUMERIC}
 )
+
+
+# The OID of the array type of each element type (PostgreSQL's pg_type.typarray).
+ARRAY_OIDS = {
+    TypeKind.BOOL: 1000, TypeKind.INT2: 1005, TypeKind.INT4: 1007, TypeKind.INT8: 1016,
+    TypeKind.FLOAT4: 1021, TypeKind.FLOAT8: 1022, TypeKind.NUMERIC: 1231, TypeKind.TEXT: 1009,
+    TypeKind.VARCHAR: 1015, TypeKind.BPCHAR: 1014, TypeKind.TIMESTAMP: 1115, TypeKind.TIMESTAMPTZ: 1185,
+    TypeKind.DATE: 1182, TypeKind.INTERVAL: 1187, TypeKind.BYTEA: 1001, TypeKind.UUID: 2951,
+    TypeKind.JSONB: 3807, TypeKind.JSON: 199,
+}
+
+
+def array_of(element: SqlType) -> SqlType:
+    return SqlType(TypeKind.ARRAY, element=element)
 
 
 def numeric(precision: int | None = None, scale: int | None = None) -> SqlType:

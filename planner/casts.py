@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from dataflow import interval
-from dataflow import jsonb
+from dataflow import arrays, jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
@@ -162,6 +162,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         src = _type_of_python(value)
     if src.kind in (TypeKind.JSON, TypeKind.JSONB) and not dst.is_text:
         return _cast_json(value, src, dst)
+    if src.kind is TypeKind.ARRAY and dst.kind is TypeKind.ARRAY:
+        # element by element, with the cast's own rules
+        return arrays.write([cast_value(v, src.element, dst.element) for v in arrays.read(value, src.element)],
+                            dst.element)
     if src.is_text:
         s = value
         if src.kind is TypeKind.BPCHAR and dst.kind is not TypeKind.BPCHAR:
@@ -216,6 +220,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             return bytea_parse(s)
         if k is TypeKind.UUID:
             return uuid_parse(s)
+        if k is TypeKind.ARRAY:
+            return arrays.canonical(s, dst.element)
         if k is TypeKind.JSONB:
             return jsonb.normalize(s)
         if k is TypeKind.JSON:

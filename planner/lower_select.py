@@ -140,6 +140,10 @@ def _table_function_node(node: exp.Expression) -> exp.Anonymous | None:
         node = node.this
     if isinstance(node, exp.Table) and is_table_function(node.this):
         return node.this
+    if isinstance(node, exp.Unnest):  # sqlglot's own node for UNNEST(...) in FROM
+        if node.args.get("offset") or len(node.expressions) != 1:
+            raise unsupported("unnest WITH ORDINALITY or of several arrays")
+        return exp.Anonymous(this="unnest", expressions=list(node.expressions))
     return None
 
 
@@ -150,7 +154,7 @@ def _plan_function_item(node: exp.Expression, left: _Item | None, ctx: PlanConte
     if left is None:
         left = _Item(Constant(((),), ()), Scope())
     plan, t = flat_map(call, left.plan, ScalarLowerer(left.scope, ctx, clause="FROM"), ctx)
-    alias, col_aliases = _alias_columns(node if isinstance(node, exp.Table) else node.this)
+    alias, col_aliases = _alias_columns(node.this if isinstance(node, exp.Lateral) else node)
     name = column_name(call, alias, col_aliases)
     return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, name, t)]))
 
@@ -726,6 +730,11 @@ def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expr
             ctx: PlanContext, top: bool) -> QueryResult:
     limit = _limit_value(node.args.get("limit"), ctx, "LIMIT")
     offset = _limit_value(node.args.get("offset"), ctx, "OFFSET") or 0
+    for entry in order_by:
+        t = result.columns[entry[0]].type
+        if t.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
+            # Kept as text, whose order is not PostgreSQL's order of these values.
+            raise unsupported(f"ORDER BY a value of type {t.name}")
     hidden = len(result.columns) > n_visible
     visible = result.columns[:n_visible]
     if top:

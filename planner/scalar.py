@@ -19,7 +19,8 @@ from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.types import (BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind)
+from dataflow.types import (BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind,
+                            array_of)
 from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
 from planner import functions as library
@@ -163,7 +164,20 @@ _LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "
                       exp.Pow: "^", exp.JSONExtract: "->", exp.JSONExtractScalar: "->>",
                       exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>", exp.ArrayContainsAll: "@>",
                       exp.ArrayContainedBy: "<@", exp.JSONBContainsTopKey: "?",
-                      exp.JSONBDeleteAtPath: "#-"}
+                      exp.JSONBDeleteAtPath: "#-", exp.ArrayOverlaps: "&&"}
+
+
+def _quantifier(node: exp.Expression) -> tuple[str, exp.Expression] | None:
+    """The ANY/SOME/ALL of `x op ANY (array)`: sqlglot keeps ANY as a node, ALL as a call."""
+    if isinstance(node, exp.Any):
+        inner = node.this
+        return "ANY", inner.this if isinstance(inner, exp.Paren) else inner
+    if isinstance(node, exp.All):
+        inner = node.this
+        return "ALL", inner.this if isinstance(inner, exp.Paren) else inner
+    if isinstance(node, exp.Anonymous) and node.name.upper() in ("ALL", "SOME", "ANY") and len(node.expressions) == 1:
+        return ("ALL" if node.name.upper() == "ALL" else "ANY"), node.expressions[0]
+    return None
 
 
 # Functions SQL calls without parentheses that sqlglot reads as column names.
@@ -286,6 +300,9 @@ class ScalarLowerer:
                 return self.arith(fn, sym, self.lower(node.this), self.lower(node.expression))
         for cls, (fn, sym) in _CMP.items():
             if type(node) is cls:
+                quantified = _quantifier(node.expression)
+                if quantified is not None:
+                    return self._quantified(fn, sym, node.this, *quantified)
                 return self.compare(fn, sym, self.lower(node.this), self.lower(node.expression))
         if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
             fn = "is_not_distinct_from" if isinstance(node, exp.NullSafeEQ) else "is_distinct_from"
@@ -337,6 +354,8 @@ class ScalarLowerer:
             return If(cond, resolve_unknown(t, ctx), resolve_unknown(f, ctx), typ if typ.kind is not TypeKind.UNKNOWN else TEXT)
         if isinstance(node, (exp.Cast, exp.TryCast)):
             target = type_from_ast(node.to)
+            if isinstance(node.this, exp.Array) and not node.this.expressions and target.kind is TypeKind.ARRAY:
+                return Literal("{}", target)  # ARRAY[]::integer[]
             return coerce(self.lower(node.this), target, ctx, mode="explicit")
         if isinstance(node, AGGREGATES):
             raise SqlError(SqlState.GROUPING_ERROR, f"aggregate functions are not allowed in {self.clause}")
@@ -353,10 +372,62 @@ class ScalarLowerer:
             return Literal(cast_value(text, TEXT, INTERVAL), INTERVAL)
         if type(node) in _LIBRARY_OPERATORS:
             operands = [self._operand(a) for a in (node.this, node.args.get("expression")) if a is not None]
-            return library.resolve_function(_LIBRARY_OPERATORS[type(node)], operands, ctx)
+            sym = _LIBRARY_OPERATORS[type(node)]
+            if any(o.type.kind is TypeKind.ARRAY for o in operands) or sym == "&&":
+                sym = "array" + sym  # the array operators (planner.functions.arrays)
+            return library.resolve_function(sym, operands, ctx)
+        if isinstance(node, exp.Array):
+            return self._array(node)
+        if isinstance(node, exp.Bracket):
+            return self._subscript(node)
         if isinstance(node, exp.Func):
             return self._function(node)
         raise unsupported(f"expression {node.sql(dialect='postgres')!r}")
+
+    def _array(self, node: exp.Array) -> ScalarExpr:
+        """ARRAY[a, b, ...]: the elements' common type; an empty ARRAY[] needs a cast."""
+        if not node.expressions:
+            raise SqlError("42P18", "cannot determine type of empty array",
+                           hint="Explicitly cast to the desired type, for example ARRAY[]::integer[].")
+        elems, t = coerce_all([self.lower(e) for e in node.expressions], self.ctx, "ARRAY")
+        elems = [resolve_unknown(e, self.ctx) for e in elems]
+        if elems[0].type.kind is TypeKind.ARRAY:
+            raise unsupported("multidimensional arrays")
+        return Call("array_build", tuple(elems), array_of(elems[0].type))
+
+    def _subscript(self, node: exp.Bracket) -> ScalarExpr:
+        """a[i] (1-based; NULL outside the array). sqlglot shifts a constant index to 0-based."""
+        arr = self.lower(node.this)
+        if arr.type.kind is not TypeKind.ARRAY:
+            raise SqlError(SqlState.DATATYPE_MISMATCH,
+                           f"cannot subscript type {resolve_unknown(arr, self.ctx).type.name} because it does not support subscripting")
+        if len(node.expressions) != 1 or isinstance(node.expressions[0], exp.Slice):
+            raise unsupported("array slices and multidimensional subscripts")
+        idx_node = node.expressions[0]
+        idx = self.lower(idx_node)
+        if _bare_number(idx_node) and isinstance(idx, Literal) and isinstance(idx.value, int):
+            idx = Literal(idx.value + 1, idx.type)
+        if not (idx.type.is_integer or idx.type.kind is TypeKind.UNKNOWN):
+            raise SqlError(SqlState.DATATYPE_MISMATCH, "array subscript must have type integer")
+        return Call("array_get", (arr, coerce(idx, INT4, self.ctx)), arr.type.element)
+
+    def _quantified(self, fn: str, sym: str, left: exp.Expression, kind: str, right: exp.Expression) -> ScalarExpr:
+        """x op ANY (array) / x op ALL (array): three-valued, as PostgreSQL: ANY is true if some
+        element compares true, NULL if none does but one compares NULL, else false."""
+        if isinstance(right, (exp.Select, exp.Subquery)):
+            raise unsupported(f"{kind} (subquery)")
+        x = self.lower(left)
+        arr = self.lower(right)
+        if arr.type.kind is TypeKind.UNKNOWN:
+            arr = coerce(arr, array_of(resolve_unknown(x, self.ctx).type), self.ctx)
+        if arr.type.kind is not TypeKind.ARRAY:
+            raise SqlError(SqlState.DATATYPE_MISMATCH, f"op {kind} requires array on right side")
+        # The comparison an element gets: typed as x op element (numbers widen as usual).
+        probe = self.compare(fn, sym, x, Literal(None, arr.type.element))
+        lx, le = probe.args
+        if le.type != arr.type.element:
+            arr = coerce(arr, array_of(le.type), self.ctx, mode="implicit")
+        return Call("array_any" if kind == "ANY" else "array_all", (lx, arr, Literal(fn, TEXT)), BOOL)
 
     def _operand(self, node: exp.Expression) -> ScalarExpr:
         """An operand of a library operator; sqlglot turns the key of `->`/`->>` into a JSON path
@@ -522,12 +593,17 @@ class ScalarLowerer:
             raise _no_op(sym, l.type, r.type)
         if t.kind is TypeKind.NUMERIC and l.type != r.type:
             t = NUMERIC
+        if t.kind in (TypeKind.ARRAY, TypeKind.JSONB) and fn not in ("eq", "neq"):
+            # Kept as text, whose order is not PostgreSQL's order of these values.
+            raise unsupported(f"{sym} on {t.name} values")
         return Call(fn, (coerce(l, t, ctx), coerce(r, t, ctx)), BOOL)
 
     def concat(self, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
         ctx = self.ctx
         if TypeKind.JSONB in (l.type.kind, r.type.kind):
             return library.resolve_function("||", [l, r], ctx)
+        if TypeKind.ARRAY in (l.type.kind, r.type.kind):
+            return library.resolve_function("array||", [l, r], ctx)
         if not (l.type.is_text or r.type.is_text):
             raise _no_op("||", l.type, r.type)
         l = coerce(l, TEXT, ctx) if l.type.is_text else Cast(l, TEXT)

@@ -1,4 +1,4 @@
-"""Set-returning functions (generate_series) in FROM, after other FROM items (LATERAL, as
+"""Set-returning functions (generate_series, unnest) in FROM, after other FROM items (LATERAL, as
 PostgreSQL makes every function in FROM), and in the select list.
 
 Each call becomes a `FlatMap` over the rows it is evaluated for: a one-row constant when its
@@ -16,9 +16,9 @@ from sqlglot import exp
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import ScalarExpr
 from dataflow.plan import FlatMap, Plan
-from dataflow.types import INT4, INT8, INTERVAL, NUMERIC, TIMESTAMP, TIMESTAMPTZ, SqlType
+from dataflow.types import INT4, INT8, INTERVAL, NUMERIC, TIMESTAMP, TIMESTAMPTZ, SqlType, TypeKind
 from planner.context import PlanContext
-from planner.functions.registry import Overload, choose, overloads
+from planner.functions.registry import ANY, Overload, choose, no_function, overloads
 
 TABLE_FUNCTIONS = overloads(
     Overload("generate_series", (INT4, INT4), INT4, kernel="generate_series"),
@@ -29,6 +29,7 @@ TABLE_FUNCTIONS = overloads(
     Overload("generate_series", (NUMERIC, NUMERIC, NUMERIC), NUMERIC, kernel="generate_series"),
     Overload("generate_series", (TIMESTAMP, TIMESTAMP, INTERVAL), TIMESTAMP, kernel="generate_series"),
     Overload("generate_series", (TIMESTAMPTZ, TIMESTAMPTZ, INTERVAL), TIMESTAMPTZ, kernel="generate_series"),
+    Overload("unnest", (ANY,), lambda types: types[0].element, kernel="unnest"),
 )
 
 
@@ -50,13 +51,18 @@ def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext) -
     overload, params = choose(name, TABLE_FUNCTIONS[name], args)
     if overload.result == NUMERIC:
         raise unsupported("generate_series over numeric")
-    coerced: list[ScalarExpr] = [coerce(a, p, ctx) for a, p in zip(args, params)]
-    return FlatMap(input_plan, name, tuple(coerced), overload.result), overload.result
+    if name == "unnest" and args[0].type.kind is not TypeKind.ARRAY:
+        if args[0].type.kind is TypeKind.UNKNOWN:
+            raise SqlError("42804", "could not determine polymorphic type because input has type unknown")
+        raise no_function(name, args)
+    coerced: list[ScalarExpr] = [a if p is ANY else coerce(a, p, ctx) for a, p in zip(args, params)]
+    result = overload.result_type([a.type for a in coerced])
+    return FlatMap(input_plan, name, tuple(coerced), result), result
 
 
 def column_name(node: exp.Expression, alias: str | None, col_aliases: list[str]) -> str:
     """PostgreSQL names a scalar function's column by its column alias, else its table alias,
     else the function's name."""
     if len(col_aliases) > 1:
-        raise SqlError(SqlState.SYNTAX_ERROR, "too many column aliases specified for function generate_series")
+        raise SqlError(SqlState.SYNTAX_ERROR, f"too many column aliases specified for function {node.name.lower()}")
     return col_aliases[0] if col_aliases else (alias or node.name.lower())

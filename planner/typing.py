@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+from dataflow.types import (ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
                             BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
@@ -67,6 +67,11 @@ def type_from_ast(dt: exp.DataType) -> SqlType:
             raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
                            f"length for type {'char' if char else 'varchar'} must be at least 1")
         return bpchar(length) if char else varchar(length)
+    if t is DT.ARRAY and len(dt.expressions) == 1:
+        element = type_from_ast(dt.expressions[0])
+        if element.kind is TypeKind.ARRAY:
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
+        return array_of(element)
     if t in _SIMPLE:
         return _SIMPLE[t]
     raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"type {dt.sql(dialect='postgres').lower()} not yet supported")
@@ -119,6 +124,8 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
 def implicitly_castable(src: SqlType, dst: SqlType) -> bool:
     if src == dst or src.kind is TypeKind.UNKNOWN:
         return True
+    if src.kind is TypeKind.ARRAY or dst.kind is TypeKind.ARRAY:
+        return src.kind is dst.kind and implicitly_castable(src.element, dst.element)
     if src.is_numeric_family and dst.is_numeric_family:
         if is_float(dst):
             return True
@@ -142,6 +149,8 @@ def assignment_castable(src: SqlType, dst: SqlType) -> bool:
     numbers and anything to text."""
     if implicitly_castable(src, dst):
         return True
+    if src.kind is TypeKind.ARRAY and dst.kind is TypeKind.ARRAY:
+        return assignment_castable(src.element, dst.element)
     if src.is_numeric_family and dst.is_numeric_family:
         return True
     if dst.is_text:
@@ -156,6 +165,8 @@ def assignment_castable(src: SqlType, dst: SqlType) -> bool:
 def explicitly_castable(src: SqlType, dst: SqlType) -> bool:
     if assignment_castable(src, dst) or src.is_text:
         return True
+    if src.kind is TypeKind.ARRAY and dst.kind is TypeKind.ARRAY:
+        return explicitly_castable(src.element, dst.element)
     if src.kind is TypeKind.BOOL and dst.kind is TypeKind.INT4:
         return True
     if src.kind is TypeKind.INT4 and dst.kind is TypeKind.BOOL:
@@ -184,8 +195,8 @@ def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
         if is_float(arg):
             return FLOAT8
     elif func in ("min", "max"):
-        if k is TypeKind.INTERVAL:
-            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{func}(interval) is not supported yet")
+        if k in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{func}({arg.name}) is not supported yet")
         return TEXT if k is TypeKind.UNKNOWN else arg
     raise SqlError(SqlState.UNDEFINED_FUNCTION,
                    f"function {func}({arg.name}) does not exist",
@@ -200,11 +211,16 @@ OID_TYPES[18] = TEXT  # "char"
 OID_TYPES[19] = TEXT  # name
 
 
+# Array parameter types (OID 1007 is integer[]), by their element types above.
+_ELEMENT_OF_KIND = {t.kind: t for t in OID_TYPES.values()}
+_ARRAY_OID_TYPES = {oid: array_of(_ELEMENT_OF_KIND[k]) for k, oid in ARRAY_OIDS.items() if k in _ELEMENT_OF_KIND}
+
+
 def type_from_oid(oid: int) -> SqlType | None:
     """The SqlType of a parameter type OID; None for 0 (infer) and unknown OIDs."""
     if oid == 0 or oid == UNKNOWN.oid:
         return None
-    t = OID_TYPES.get(oid)
+    t = OID_TYPES.get(oid) or _ARRAY_OID_TYPES.get(oid)
     if t is None:
         raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"parameter type with OID {oid} not yet supported")
     return t

@@ -118,9 +118,9 @@ class FlatMapOp(Operator):
 
     def __init__(self, input: Operator, func: str, args: tuple[ScalarExpr, ...], type: SqlType,
                  schema: pa.Schema, rt: Runtime):
-        if func != "generate_series":
+        if func not in ("generate_series", "unnest"):
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"table function {func} not yet supported")
-        self.input, self.schema, self.rt, self.type = input, schema, rt, type
+        self.input, self.schema, self.rt, self.type, self.func = input, schema, rt, type, func
         self.fns = [compile_expr(a) for a in args]
 
     def step(self, ctx: StepContext) -> pa.Table:
@@ -130,6 +130,8 @@ class FlatMapOp(Operator):
     def _apply(self, b: pa.Table) -> pa.Table:
         if b.num_rows == 0:
             return self.schema.empty_table()
+        if self.func == "unnest":
+            return self._unnest(b)
         if pa.types.is_timestamp(self.type.arrow):
             return self._timestamps(b)
         args = [f(b).cast(pa.int64()) for f in self.fns]
@@ -187,6 +189,29 @@ class FlatMapOp(Operator):
         rep, series = rep[order], series[order]
         out = b.take(pa.array(rep))
         col = pa.array(series, pa.int64()).view(pa.timestamp("us", tz=self.type.arrow.tz)).cast(self.type.arrow)
+        return make_batch(_row_cols(out) + [col], out[TIME], out[DIFF])
+
+
+    def _unnest(self, b: pa.Table) -> pa.Table:
+        """unnest(array): each input row once per element, in order (each distinct array text
+        read once)."""
+        from dataflow import arrays
+
+        texts = _arr_of(self.fns[0](b)).to_pylist()
+        cache: dict[str, list] = {}
+        lists = []
+        for t in texts:
+            if t is None:
+                lists.append([])
+            else:
+                if t not in cache:
+                    cache[t] = arrays.read(t, self.type)
+                lists.append(cache[t])
+        counts = np.array([len(x) for x in lists], np.int64)
+        rep = np.repeat(np.arange(b.num_rows), counts)
+        flat = [v for x in lists for v in x]
+        out = b.take(pa.array(rep, pa.int64()))
+        col = pa.array(flat, self.type.arrow) if flat else pa.nulls(0, self.type.arrow)
         return make_batch(_row_cols(out) + [col], out[TIME], out[DIFF])
 
 

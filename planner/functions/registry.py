@@ -89,7 +89,8 @@ def overloads(*sigs: Overload) -> dict[str, list[Overload]]:
 
 
 def no_function(name: str, args: list[ScalarExpr]) -> SqlError:
-    if not name[0].isalpha():  # an operator: `integer & text`, `~ text`
+    if not (name[-1].isalnum() or name[-1] == "_"):  # an operator: `integer & text`, `~ text`
+        name = name.removeprefix("array")  # array operators are registered as "array@>" etc.
         sig = f"{args[0].type.name} {name} {args[1].type.name}" if len(args) == 2 else f"{name} {args[0].type.name}"
         return SqlError(SqlState.UNDEFINED_FUNCTION, f"operator does not exist: {sig}",
                         hint="No operator matches the given name and argument types. "
@@ -140,7 +141,7 @@ def choose(name: str, cands: list[Overload], args: list[ScalarExpr]) -> tuple[Ov
         def unknown_as_other(params) -> int:
             # PostgreSQL: an unknown operand of a binary operator is first assumed to have the
             # other operand's type (`ts - '2024-01-01'` is timestamp - timestamp).
-            if len(args) != 2 or name[0].isalpha():
+            if len(args) != 2 or name[-1].isalnum() or name[-1] == "_":
                 return 0
             return sum(a.type.kind is TypeKind.UNKNOWN and p == other.type
                        for a, p, other in zip(args, params, reversed(args)))

@@ -56,7 +56,11 @@ def _setting(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
 def _typeof(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     t = args[0].type
     # regtype names the type without its modifiers (numeric, not numeric(5,2)).
-    return Literal("unknown" if t.kind.value == "unknown" else SqlType(t.kind).name, TEXT)
+    if t.kind.value == "unknown":
+        return Literal("unknown", TEXT)
+    if t.element is not None:
+        return Literal(SqlType(t.element.kind).name + "[]", TEXT)
+    return Literal(SqlType(t.kind).name, TEXT)
 
 
 def _pid(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:

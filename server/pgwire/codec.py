@@ -22,13 +22,13 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dataflow import interval
-from dataflow import jsonb
+from dataflow import arrays, jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
 from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
-                            TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType)
+                            TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType, TypeKind)
 
 Encoder = Callable[[Any], bytes]
 
@@ -295,7 +295,38 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
 
 
 def has_binary_output(oid: int) -> bool:
-    return oid in _BINARY_ENCODERS
+    return oid in _BINARY_ENCODERS or oid in _ARRAY_ELEMENTS
+
+
+def _array_elements() -> dict[int, SqlType]:
+    from dataflow.types import ARRAY_OIDS
+    from planner.typing import OID_TYPES
+    by_kind = {t.kind: t for t in OID_TYPES.values()}
+    return {oid: by_kind[k] for k, oid in ARRAY_OIDS.items() if k in by_kind}
+
+
+# Array type OID -> element type.
+_ARRAY_ELEMENTS = _array_elements()
+
+
+def _array_binary(element: SqlType) -> Encoder:
+    """PostgreSQL's binary array: ndim, has-nulls flag, element OID, (length, lower bound 1) per
+    dimension, then each element as length + its own binary form (-1 for NULL)."""
+    enc = binary_encoder(element)
+
+    def encode(v: Any) -> bytes:
+        values = arrays.read(v, element)
+        if not values:
+            return struct.pack(">iii", 0, 0, element.oid)
+        parts = [struct.pack(">iiiii", 1, int(any(x is None for x in values)), element.oid, len(values), 1)]
+        for x in values:
+            if x is None:
+                parts.append(_I32.pack(-1))
+            else:
+                b = enc(x)
+                parts.append(_I32.pack(len(b)) + b)
+        return b"".join(parts)
+    return encode
 
 
 def binary_encoder_for_oid(oid: int, type_name: str) -> Encoder:
@@ -308,6 +339,8 @@ def binary_encoder_for_oid(oid: int, type_name: str) -> Encoder:
 
 def binary_encoder(t: SqlType) -> Encoder:
     """The binary-format encoder for `t`; SqlError 42883 when the type has no binary form."""
+    if t.kind is TypeKind.ARRAY:
+        return _array_binary(t.element)
     return binary_encoder_for_oid(t.oid, t.name)
 
 
@@ -342,6 +375,8 @@ def _parse_datetime(s: str, type_name: str) -> datetime:
 
 
 def _decode_text(s: str, oid: int) -> Any:
+    if oid in _ARRAY_ELEMENTS:
+        return arrays.canonical(s, _ARRAY_ELEMENTS[oid])
     name = _TYPE_NAMES.get(oid, "unknown")
     if oid == BOOL.oid:
         low = s.strip().lower()
@@ -418,8 +453,30 @@ def _decode_numeric_binary(b: bytes) -> Decimal:
     return d.copy_negate() if sign == NUMERIC_NEG else d  # (unary minus would round to 28 digits)
 
 
+def _decode_array_binary(b: bytes, oid: int) -> str:
+    element = _ARRAY_ELEMENTS[oid]
+    ndim, _flags, _elem_oid = struct.unpack_from(">iii", b)
+    if ndim == 0:
+        return "{}"
+    if ndim != 1:
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
+    count, _lower = struct.unpack_from(">ii", b, 12)
+    pos, values = 20, []
+    for _ in range(count):
+        (length,) = _I32.unpack_from(b, pos)
+        pos += 4
+        if length < 0:
+            values.append(None)
+            continue
+        values.append(_decode_binary(b[pos:pos + length], element.oid))
+        pos += length
+    return arrays.write(values, element)
+
+
 def _decode_binary(b: bytes, oid: int) -> Any:
     n = len(b)
+    if oid in _ARRAY_ELEMENTS:
+        return _decode_array_binary(b, oid)
     if oid == BOOL.oid and n == 1:
         return b != b"\x00"
     if oid == INT2.oid and n == 2:

@@ -1,0 +1,117 @@
+"""One-dimensional arrays: PostgreSQL's text form, read and written.
+
+An array value is kept as PostgreSQL's output text of it (Arrow `string`), e.g. `{1,2,NULL}`,
+`{"a b",c}`, `{t,f}`: equal arrays have equal text, so `=`, GROUP BY, DISTINCT and joins need
+nothing special (ordering by `<` is refused: text order is not PostgreSQL's element order).
+Inside Python an array is a list of element values (the element type's Python form, None for
+NULL); `read` turns text into that list through the element type's text input, `write` back.
+
+>>> from dataflow.types import INT4, TEXT
+>>> write(read('{1, 2,NULL}', INT4), INT4), write(['a b', '', None, 'x"y', 'NULL'], TEXT)
+('{1,2,NULL}', '{"a b","",NULL,"x\\\\"y","NULL"}')
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from dataflow.errors import SqlError, SqlState
+from dataflow.types import SqlType, TypeKind
+
+
+def malformed(text: str, detail: str) -> SqlError:
+    return SqlError(SqlState.INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{text}"', detail=detail)
+
+
+def split(text: str) -> list[str | None]:
+    """The element texts of a one-dimensional array literal (None for an unquoted NULL)."""
+    s = text.strip()
+    if s.startswith("["):  # explicit bounds '[1:2]={...}': the bounds are dropped
+        eq = s.find("=")
+        if eq < 0:
+            raise malformed(text, 'Array value must start with "{" or dimension information.')
+        s = s[eq + 1:].strip()
+    if not s.startswith("{"):
+        raise malformed(text, 'Array value must start with "{" or dimension information.')
+    if not s.endswith("}"):
+        raise malformed(text, "Unexpectedly found end of input.")
+    body = s[1:-1]
+    out: list[str | None] = []
+    if not body.strip():
+        return out
+    i, n = 0, len(body)
+    while True:
+        while i < n and body[i].isspace():
+            i += 1
+        if i < n and body[i] == "{":
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
+        if i < n and body[i] == '"':
+            i += 1
+            buf = []
+            while i < n and body[i] != '"':
+                if body[i] == "\\" and i + 1 < n:
+                    i += 1
+                buf.append(body[i])
+                i += 1
+            if i >= n:
+                raise malformed(text, "Unexpected end of input.")
+            i += 1
+            out.append("".join(buf))
+            while i < n and body[i].isspace():
+                i += 1
+        else:
+            buf = []
+            while i < n and body[i] != ",":
+                if body[i] == "\\" and i + 1 < n:
+                    i += 1
+                elif body[i] in '{}"':
+                    raise malformed(text, f'Unexpected "{body[i]}" character.')
+                buf.append(body[i])
+                i += 1
+            item = "".join(buf).strip()
+            if not item:
+                raise malformed(text, "Unexpected \",\" character." if i < n else "Unexpected \"}\" character.")
+            out.append(None if item.upper() == "NULL" else item)
+        if i >= n:
+            break
+        if body[i] != ",":
+            raise malformed(text, f'Unexpected "{body[i]}" character.')
+        i += 1
+    return out
+
+
+def read(text: str, element: SqlType, cast: Callable[[str, SqlType], Any] | None = None) -> list[Any]:
+    """Element values of `text` as values of `element` (PostgreSQL's element input rules)."""
+    if cast is None:
+        from planner.casts import cast_value  # the same text input as everywhere
+        from dataflow.types import TEXT
+        cast = lambda v, t: cast_value(v, TEXT, t)  # noqa: E731
+    return [None if x is None else cast(x, element) for x in split(text)]
+
+
+def _needs_quotes(s: str) -> bool:
+    return s == "" or s.upper() == "NULL" or any(c in s for c in '{},"\\') or any(c.isspace() for c in s)
+
+
+def element_text(value: Any, element: SqlType) -> str:
+    if element.kind is TypeKind.BOOL:
+        return "t" if value else "f"
+    from planner.casts import text_of
+    return text_of(value, element)
+
+
+def write(values: list[Any], element: SqlType) -> str:
+    parts = []
+    for v in values:
+        if v is None:
+            parts.append("NULL")
+            continue
+        s = element_text(v, element)
+        if _needs_quotes(s):
+            s = '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        parts.append(s)
+    return "{" + ",".join(parts) + "}"
+
+
+def canonical(text: str, element: SqlType) -> str:
+    return write(read(text, element), element)

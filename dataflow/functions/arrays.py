@@ -1,0 +1,222 @@
+"""Kernels of the array functions (signatures: `planner.functions.arrays`).
+
+Arrays are their canonical text (`dataflow.arrays`). Each distinct array text is read once per
+batch; element-wise work (ANY/ALL comparisons) then runs as Arrow kernels over all elements of
+the batch flattened into one array, reduced per row with NumPy. Building and editing arrays
+(ARRAY[...], append, cat) writes text per row in Python: no vectorised form of PostgreSQL's
+array text exists.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow import arrays
+from dataflow.errors import SqlError, SqlState
+from dataflow.expr import Call
+from dataflow.types import SqlType
+
+
+def _arr(x) -> pa.Array:
+    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+
+
+def _lists(a: pa.Array, element: SqlType) -> list[list[Any] | None]:
+    """Each row's elements (None for a NULL array), reading each distinct text once."""
+    cache: dict[str, list[Any]] = {}
+    out = []
+    for text in _arr(a).to_pylist():
+        if text is None:
+            out.append(None)
+            continue
+        v = cache.get(text)
+        if v is None:
+            v = cache[text] = arrays.read(text, element)
+        out.append(v)
+    return out
+
+
+def _element(expr: Call, i: int = 0) -> SqlType:
+    return expr.args[i].type.element
+
+
+def _text_result(rows: list[list[Any] | None], element: SqlType) -> pa.Array:
+    return pa.array([None if r is None else arrays.write(r, element) for r in rows], pa.string())
+
+
+def _python(a: pa.Array) -> list[Any]:
+    return _arr(a).to_pylist()
+
+
+def _build(vals: list[pa.Array], expr: Call) -> pa.Array:
+    element = expr.type.element
+    cols = [_python(v) for v in vals]
+    return pa.array([arrays.write(list(row), element) for row in zip(*cols)], pa.string())
+
+
+def _get(vals: list[pa.Array], expr: Call) -> pa.Array:
+    lists = _lists(vals[0], _element(expr))
+    idx = _python(vals[1])
+    out = []
+    for l, i in zip(lists, idx):
+        out.append(l[i - 1] if l is not None and i is not None and 1 <= i <= len(l) else None)
+    return pa.array(out, expr.type.arrow) if out else pa.nulls(0, expr.type.arrow)
+
+
+def _quantified(any_: bool) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        from dataflow.scalar import _FUNCS  # the comparison kernels
+        x, arr = _arr(vals[0]), vals[1]
+        element = _element(expr, 1)
+        lists = _lists(arr, element)
+        n = len(lists)
+        lengths = np.array([0 if l is None else len(l) for l in lists], np.int64)
+        flat = [e for l in lists if l is not None for e in l]
+        rows = np.repeat(np.arange(n), lengths)
+        elems = pa.array(flat, element.arrow) if flat else pa.nulls(0, element.arrow)
+        compare = _FUNCS[expr.args[2].value]
+        cmp = compare([x.take(pa.array(rows, pa.int64())), elems], expr) if len(rows) else pa.array([], pa.bool_())
+        true = pc.fill_null(cmp, False).to_numpy(zero_copy_only=False)
+        null = cmp.is_null().to_numpy(zero_copy_only=False)
+        hit = true if any_ else ~(true | null)  # ANY looks for a true, ALL for a false
+        has_hit = np.zeros(n, bool)
+        has_null = np.zeros(n, bool)
+        np.logical_or.at(has_hit, rows, hit)
+        np.logical_or.at(has_null, rows, null)
+        # A hit decides; else a NULL comparison makes NULL; else ANY is false and ALL true (also
+        # for an empty array, whatever x is).
+        result = np.where(has_hit, any_, not any_)
+        valid = np.array([l is not None for l in lists], bool) & ~(has_null & ~has_hit)
+        return pa.array(result, pa.bool_(), mask=~valid)
+    return run
+
+
+def _int_of(lists, vals, fn) -> pa.Array:
+    out = []
+    for l, d in zip(lists, _python(vals[1]) if len(vals) > 1 else [1] * len(lists)):
+        out.append(None if l is None or d is None else fn(l, d))
+    return pa.array(out, pa.int32())
+
+
+def _length(kind: str) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        lists = _lists(vals[0], _element(expr))
+        if kind == "cardinality":
+            return pa.array([None if l is None else len(l) for l in lists], pa.int32())
+        if kind == "ndims":
+            return pa.array([None if l is None or not l else 1 for l in lists], pa.int32())
+        # array_length / array_upper / array_lower(a, dim): NULL for an empty array or dim <> 1
+        value = {"length": len, "upper": len, "lower": lambda l: 1}[kind]
+        return _int_of(lists, vals, lambda l, d: value(l) if d == 1 and l else None)
+    return run
+
+
+def _to_string(vals: list[pa.Array], expr: Call) -> pa.Array:
+    element = _element(expr)
+    lists = _lists(vals[0], element)
+    seps = _python(vals[1])
+    nulls = _python(vals[2]) if len(vals) > 2 else [None] * len(lists)
+    out = []
+    for l, sep, null in zip(lists, seps, nulls):
+        if l is None or sep is None:
+            out.append(None)
+            continue
+        parts = [arrays.element_text(v, element) if v is not None else null for v in l]
+        out.append(sep.join(p for p in parts if p is not None))
+    return pa.array(out, pa.string())
+
+
+def _edit(kind: str) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        element = expr.type.element
+        if kind == "prepend":
+            elems, lists = _python(vals[0]), _lists(vals[1], element)
+        else:
+            lists = _lists(vals[0], element)
+        out: list[list[Any] | None] = []
+        if kind in ("append", "remove", "position"):
+            elems = _python(vals[1])
+        if kind == "cat":
+            others = _lists(vals[1], element)
+            for a, b in zip(lists, others):
+                out.append(b if a is None else a if b is None else a + b)
+            return _text_result(out, element)
+        for l, e in zip(lists, elems):
+            if kind == "append":  # a NULL array is an empty one here, as in PostgreSQL
+                out.append((l or []) + [e])
+            elif kind == "prepend":
+                out.append([e] + (l or []))
+            else:  # remove: every element equal to e (NULLs removed by a NULL e)
+                out.append(None if l is None else [x for x in l if not (x == e if e is not None else x is None)])
+        return _text_result(out, element)
+    return run
+
+
+def _position(vals: list[pa.Array], expr: Call) -> pa.Array:
+    lists = _lists(vals[0], _element(expr))
+    elems = _python(vals[1])
+    out = []
+    for l, e in zip(lists, elems):
+        if l is None:
+            out.append(None)
+            continue
+        found = next((i + 1 for i, x in enumerate(l) if (x is None and e is None) or (x is not None and x == e)), None)
+        out.append(found)
+    return pa.array(out, pa.int32())
+
+
+def _set_op(kind: str) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        element = _element(expr)
+        a, b = _lists(vals[0], element), _lists(vals[1], element)
+        out = []
+        for x, y in zip(a, b):
+            if x is None or y is None:
+                out.append(None)
+                continue
+            xs = {v for v in x if v is not None}
+            ys = {v for v in y if v is not None}
+            if kind == "contains":  # NULL elements never match, as in PostgreSQL
+                out.append(all(v is not None and v in xs for v in y))
+            elif kind == "contained":
+                out.append(all(v is not None and v in ys for v in x))
+            else:
+                out.append(bool(xs & ys))
+        return pa.array(out, pa.bool_())
+    return run
+
+
+def _string_to_array(vals: list[pa.Array], expr: Call) -> pa.Array:
+    texts, seps = _python(vals[0]), _python(vals[1])
+    nulls = _python(vals[2]) if len(vals) > 2 else [None] * len(texts)
+    out = []
+    for t, sep, null in zip(texts, seps, nulls):
+        if t is None:
+            out.append(None)
+            continue
+        if t == "":
+            parts = []
+        elif sep is None:
+            parts = list(t)
+        elif sep == "":
+            parts = [t]
+        else:
+            parts = t.split(sep)
+        out.append([None if null is not None and p == null else p for p in parts])
+    from dataflow.types import TEXT
+    return _text_result(out, TEXT)
+
+
+KERNELS = {
+    "array_build": _build, "array_get": _get, "array_any": _quantified(True), "array_all": _quantified(False),
+    "array_length": _length("length"), "array_upper": _length("upper"), "array_lower": _length("lower"),
+    "array_ndims": _length("ndims"), "cardinality": _length("cardinality"), "array_to_string": _to_string,
+    "array_append": _edit("append"), "array_prepend": _edit("prepend"), "array_remove": _edit("remove"),
+    "array_cat": _edit("cat"), "array_position": _position, "array_contains": _set_op("contains"),
+    "array_contained": _set_op("contained"), "array_overlap": _set_op("overlap"),
+    "string_to_array": _string_to_array,
+}
