@@ -164,7 +164,8 @@ _LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "
                       exp.Pow: "^", exp.JSONExtract: "->", exp.JSONExtractScalar: "->>",
                       exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>", exp.ArrayContainsAll: "@>",
                       exp.ArrayContainedBy: "<@", exp.JSONBContainsTopKey: "?",
-                      exp.JSONBDeleteAtPath: "#-", exp.ArrayOverlaps: "&&"}
+                      exp.JSONBDeleteAtPath: "#-", exp.ArrayOverlaps: "&&",
+                      exp.JSONBContainsAnyTopKeys: "?|", exp.JSONBContainsAllTopKeys: "?&"}
 
 
 def _quantifier(node: exp.Expression) -> tuple[str, exp.Expression] | None:
@@ -373,7 +374,7 @@ class ScalarLowerer:
         if type(node) in _LIBRARY_OPERATORS:
             operands = [self._operand(a) for a in (node.this, node.args.get("expression")) if a is not None]
             sym = _LIBRARY_OPERATORS[type(node)]
-            if any(o.type.kind is TypeKind.ARRAY for o in operands) or sym == "&&":
+            if sym in ("@>", "<@", "&&") and (any(o.type.kind is TypeKind.ARRAY for o in operands) or sym == "&&"):
                 sym = "array" + sym  # the array operators (planner.functions.arrays)
             return library.resolve_function(sym, operands, ctx)
         if isinstance(node, exp.Array):

@@ -1,4 +1,5 @@
-"""Set-returning functions (generate_series, unnest) in FROM, after other FROM items (LATERAL, as
+"""Set-returning functions (generate_series, unnest, jsonb_array_elements[_text],
+jsonb_object_keys) in FROM, after other FROM items (LATERAL, as
 PostgreSQL makes every function in FROM), and in the select list.
 
 Each call becomes a `FlatMap` over the rows it is evaluated for: a one-row constant when its
@@ -16,7 +17,8 @@ from sqlglot import exp
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import ScalarExpr
 from dataflow.plan import FlatMap, Plan
-from dataflow.types import INT4, INT8, INTERVAL, NUMERIC, TIMESTAMP, TIMESTAMPTZ, SqlType, TypeKind
+from dataflow.types import (INT4, INT8, INTERVAL, JSONB, NUMERIC, TEXT, TIMESTAMP, TIMESTAMPTZ, SqlType,
+                            TypeKind)
 from planner.context import PlanContext
 from planner.functions.registry import ANY, Overload, choose, no_function, overloads
 
@@ -30,6 +32,9 @@ TABLE_FUNCTIONS = overloads(
     Overload("generate_series", (TIMESTAMP, TIMESTAMP, INTERVAL), TIMESTAMP, kernel="generate_series"),
     Overload("generate_series", (TIMESTAMPTZ, TIMESTAMPTZ, INTERVAL), TIMESTAMPTZ, kernel="generate_series"),
     Overload("unnest", (ANY,), lambda types: types[0].element, kernel="unnest"),
+    Overload("jsonb_array_elements", (JSONB,), JSONB, kernel="jsonb_array_elements"),
+    Overload("jsonb_array_elements_text", (JSONB,), TEXT, kernel="jsonb_array_elements_text"),
+    Overload("jsonb_object_keys", (JSONB,), TEXT, kernel="jsonb_object_keys"),
 )
 
 

@@ -224,7 +224,17 @@ def _has_key(doc, key):
     return isinstance(doc, str) and doc == key
 
 
+def _has_keys(any_: bool) -> Callable:
+    def fn(doc, keys_text):
+        from dataflow.arrays import split
+        keys = [k for k in split(keys_text) if k is not None]
+        hits = [_has_key(doc, k) for k in keys]
+        return any(hits) if any_ else all(hits)
+    return _per_distinct(fn, pa.bool_())
+
+
 KERNELS = {
+    "jsonb_has_any_key": _has_keys(True), "jsonb_has_all_keys": _has_keys(False),
     "json_get": _get_kernel(False, False), "json_get_text": _get_kernel(True, False),
     "json_get_path": _get_kernel(False, True), "json_get_path_text": _get_kernel(True, True),
     "json_extract_path": _extract_path(False), "json_extract_path_text": _extract_path(True),

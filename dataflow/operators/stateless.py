@@ -118,7 +118,7 @@ class FlatMapOp(Operator):
 
     def __init__(self, input: Operator, func: str, args: tuple[ScalarExpr, ...], type: SqlType,
                  schema: pa.Schema, rt: Runtime):
-        if func not in ("generate_series", "unnest"):
+        if func not in ("generate_series", "unnest") and not func.startswith("jsonb_"):
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"table function {func} not yet supported")
         self.input, self.schema, self.rt, self.type, self.func = input, schema, rt, type, func
         self.fns = [compile_expr(a) for a in args]
@@ -130,7 +130,7 @@ class FlatMapOp(Operator):
     def _apply(self, b: pa.Table) -> pa.Table:
         if b.num_rows == 0:
             return self.schema.empty_table()
-        if self.func == "unnest":
+        if self.func == "unnest" or self.func.startswith("jsonb_"):
             return self._unnest(b)
         if pa.types.is_timestamp(self.type.arrow):
             return self._timestamps(b)
@@ -198,6 +198,7 @@ class FlatMapOp(Operator):
         from dataflow import arrays
 
         texts = _arr_of(self.fns[0](b)).to_pylist()
+        read = arrays.read if self.func == "unnest" else _json_set(self.func)
         cache: dict[str, list] = {}
         lists = []
         for t in texts:
@@ -205,7 +206,7 @@ class FlatMapOp(Operator):
                 lists.append([])
             else:
                 if t not in cache:
-                    cache[t] = arrays.read(t, self.type)
+                    cache[t] = read(t, self.type)
                 lists.append(cache[t])
         counts = np.array([len(x) for x in lists], np.int64)
         rep = np.repeat(np.arange(b.num_rows), counts)
@@ -213,6 +214,26 @@ class FlatMapOp(Operator):
         out = b.take(pa.array(rep, pa.int64()))
         col = pa.array(flat, self.type.arrow) if flat else pa.nulls(0, self.type.arrow)
         return make_batch(_row_cols(out) + [col], out[TIME], out[DIFF])
+
+
+def _json_set(func: str):
+    """The rows of a jsonb set function for one document (PostgreSQL's errors for the wrong kind)."""
+    from dataflow import jsonb
+
+    def read(text: str, _type) -> list:
+        doc = jsonb.parse(text)
+        if func == "jsonb_object_keys":
+            if not isinstance(doc, dict):
+                kind = "a scalar" if not isinstance(doc, list) else "an array"
+                raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f"cannot call jsonb_object_keys on {kind}")
+            return sorted(doc, key=lambda k: (len(k.encode()), k.encode()))
+        if not isinstance(doc, list):
+            what = "a scalar" if not isinstance(doc, dict) else "a non-array"
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f"cannot extract elements from {what}")
+        if func == "jsonb_array_elements_text":
+            return [jsonb.as_text(v) for v in doc]
+        return [jsonb.canonical(v) for v in doc]
+    return read
 
 
 def _arr_of(x):

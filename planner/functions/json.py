@@ -12,7 +12,7 @@ jsonb_strip_nulls, jsonb_pretty, jsonb_extract_path(_text), jsonb_object_keys is
 
 from __future__ import annotations
 
-from dataflow.types import BOOL, INT4, JSON, JSONB, TEXT
+from dataflow.types import BOOL, INT4, JSON, JSONB, TEXT, array_of
 from planner.functions.registry import ANY, Overload, overloads
 
 _BOTH = (JSONB, JSON)
@@ -27,6 +27,8 @@ FUNCTIONS = overloads(
     Overload("@>", (JSONB, JSONB), BOOL, kernel="jsonb_contains"),
     Overload("<@", (JSONB, JSONB), BOOL, kernel="jsonb_contained"),
     Overload("?", (JSONB, TEXT), BOOL, kernel="jsonb_has_key"),
+    Overload("?|", (JSONB, array_of(TEXT)), BOOL, kernel="jsonb_has_any_key"),
+    Overload("?&", (JSONB, array_of(TEXT)), BOOL, kernel="jsonb_has_all_keys"),
     Overload("||", (JSONB, JSONB), JSONB, kernel="jsonb_concat"),
     Overload("-", (JSONB, TEXT), JSONB, kernel="jsonb_delete"),
     Overload("-", (JSONB, INT4), JSONB, kernel="jsonb_delete"),
