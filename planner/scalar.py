@@ -364,6 +364,8 @@ class ScalarLowerer:
             raise unsupported("window functions")
         if isinstance(node, (exp.Subquery, exp.Exists, exp.Select)):
             raise unsupported("subqueries in expressions")
+        if isinstance(node, exp.AtTimeZone):  # ts AT TIME ZONE zone is timezone(zone, ts)
+            return library.resolve_function("timezone", [self.lower(node.args["zone"]), self.lower(node.this)], ctx)
         if isinstance(node, exp.Interval):
             # INTERVAL '1 day' (sqlglot splits a trailing unit off: '1' DAY) is a typed constant.
             if not (isinstance(node.this, exp.Literal) and node.this.is_string):

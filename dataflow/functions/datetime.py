@@ -456,7 +456,105 @@ def _age(vals: list[pa.Array], expr: Call) -> pa.Array:
     return interval.join(months, days, us, ok)
 
 
+def zone_name(text: str) -> str:
+    """A time zone as Arrow and zoneinfo know it: IANA names as they are; PostgreSQL's numeric
+    forms are POSIX offsets, east of UTC being negative ('+05' is UTC-5, as in PostgreSQL)."""
+    import re
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    m = re.fullmatch(r"\s*(?:UTC|GMT)?\s*([+-])(\d{1,2})(?::(\d{2}))?\s*", text, re.I)
+    if m:
+        sign = "-" if m.group(1) == "+" else "+"
+        return f"{sign}{int(m.group(2)):02d}:{int(m.group(3) or 0):02d}"
+    name = text.strip()
+    if name.upper() in ("UTC", "GMT", "Z", "ZULU"):
+        return "UTC"
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'time zone "{text}" not recognized') from None
+    return name
+
+
+def _at_time_zone(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """timezone(zone, ts): a timestamp read as local time in the zone gives a timestamptz; a
+    timestamptz gives the zone's local time. Local times in a DST gap or overlap take the
+    standard-time offset, as PostgreSQL does. Vectorised per distinct zone (Arrow's tz kernels)."""
+    zones, ts = _arr(vals[0]), _arr(vals[1])
+    out_type = expr.type.arrow
+    if len(ts) == 0:
+        return pa.array([], out_type)
+    pieces, positions = [], []
+    zone_list = zones.to_pylist()
+    for z in {z for z in zone_list if z is not None}:
+        idx = np.flatnonzero(np.array([x == z for x in zone_list]))
+        part = ts.take(pa.array(idx))
+        tz = zone_name(z)
+        if ts.type.tz is None:  # local time in the zone -> an instant
+            local = part.cast(pa.timestamp("us"))
+            res = pc.assume_timezone(local, tz, ambiguous="latest", nonexistent="latest")
+            back = pc.local_timestamp(res)
+            gap = pc.fill_null(pc.not_equal(back, local), False).to_numpy(zero_copy_only=False)
+            if gap.any():  # in a DST gap: the offset in force before the change
+                from zoneinfo import ZoneInfo
+                import datetime as dt
+                fixed = []
+                for v, g, r in zip(local.to_pylist(), gap, res.to_pylist()):
+                    if g and v is not None:
+                        off = v.replace(tzinfo=ZoneInfo(tz), fold=0).utcoffset()
+                        fixed.append((v - off).replace(tzinfo=dt.timezone.utc))
+                    else:
+                        fixed.append(r)
+                res = pa.array(fixed, pa.timestamp("us", tz="UTC"))
+            pieces.append(res.cast(out_type))
+        else:  # an instant -> local time in the zone
+            pieces.append(pc.local_timestamp(part.cast(pa.timestamp("us", tz=tz))).cast(out_type))
+        positions.append(idx)
+    nulls = np.flatnonzero(np.array([z is None for z in zone_list]))
+    if len(nulls):
+        pieces.append(pa.nulls(len(nulls), out_type))
+        positions.append(nulls)
+    both = pa.concat_arrays(pieces)
+    order = np.concatenate(positions)
+    inv = np.empty(len(order), np.int64)
+    inv[order] = np.arange(len(order))
+    return both.take(pa.array(inv))
+
+
+def _to_char(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """to_char(timestamp, template): per distinct (value, template) in Python (no vectorised
+    form of PostgreSQL's templates)."""
+    from dataflow.pg_format import to_char
+    cache: dict = {}
+    out = []
+    for v, f in zip(_arr(vals[0]).to_pylist(), _arr(vals[1]).to_pylist()):
+        if v is None or f is None:
+            out.append(None)
+            continue
+        key = (v, f)
+        if key not in cache:
+            cache[key] = to_char(v, f)
+        out.append(cache[key])
+    return pa.array(out, pa.string())
+
+
+def _parse_template(as_date: bool):
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        import datetime as dt
+        from dataflow.pg_format import parse
+        out = []
+        for t, f in zip(_arr(vals[0]).to_pylist(), _arr(vals[1]).to_pylist()):
+            if t is None or f is None:
+                out.append(None)
+                continue
+            v = parse(t, f)
+            out.append(v.date() if as_date else v.replace(tzinfo=dt.timezone.utc))
+        return pa.array(out, expr.type.arrow)
+    return run
+
+
 KERNELS = {
+    "to_char": _to_char, "to_timestamp_fmt": _parse_template(False), "to_date_fmt": _parse_template(True),
+    "timezone": _at_time_zone,
     "ts_add_interval": _ts_interval(1), "interval_add_ts": _ts_interval(1, interval_first=True),
     "ts_sub_interval": _ts_interval(-1), "ts_sub_ts": _ts_sub_ts,
     "date_add_days": _date_days(1), "days_add_date": _date_days(1, days_first=True),

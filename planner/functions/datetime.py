@@ -97,6 +97,12 @@ def _field_call(kernel: str, result: SqlType):
     return build
 
 
+def _unsupported(what: str):
+    def build(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{what} is not supported yet")
+    return build
+
+
 def _same(types: list[SqlType]) -> SqlType:
     return types[0]
 
@@ -121,6 +127,14 @@ FUNCTIONS = overloads(
     Overload("justify_days", (INTERVAL,), INTERVAL, kernel="justify_days"),
     Overload("justify_hours", (INTERVAL,), INTERVAL, kernel="justify_hours"),
     Overload("justify_interval", (INTERVAL,), INTERVAL, kernel="justify_interval"),
+    Overload("to_char", (TIMESTAMP, TEXT), TEXT, kernel="to_char"),
+    Overload("to_char", (TIMESTAMPTZ, TEXT), TEXT, kernel="to_char"),
+    *(Overload("to_char", (t, TEXT), TEXT, build=_unsupported("to_char of numbers and intervals"))
+      for t in (NUMERIC, FLOAT8, INTERVAL)),
+    Overload("to_timestamp", (TEXT, TEXT), TIMESTAMPTZ, kernel="to_timestamp_fmt"),
+    Overload("to_date", (TEXT, TEXT), DATE, kernel="to_date_fmt"),
+    Overload("timezone", (TEXT, TIMESTAMP), TIMESTAMPTZ, kernel="timezone"),
+    Overload("timezone", (TEXT, TIMESTAMPTZ), TIMESTAMP, kernel="timezone"),
     Overload("age", (TIMESTAMP, TIMESTAMP), INTERVAL, kernel="age"),
     Overload("age", (TIMESTAMPTZ, TIMESTAMPTZ), INTERVAL, kernel="age"),
     # Operators.
