@@ -157,6 +157,27 @@ def to_char(v: dt.datetime | dt.date, fmt: str) -> str:
     return "".join(parts)
 
 
+_STRFTIME = {("YYYY", False): "%Y", ("MM", False): "%m", ("DD", False): "%d", ("HH24", False): "%H",
+             ("HH12", False): "%I", ("HH", False): "%I", ("MI", False): "%M", ("SS", False): "%S",
+             ("Mon", False): "%b", ("Dy", False): "%a", ("Month", True): "%B", ("Day", True): "%A",
+             ("AM", False): "%p", ("PM", False): "%p", ("DDD", False): "%j"}
+
+
+def strftime_format(fmt: str) -> str | None:
+    """The template as a C strftime format when every pattern in it has an exact strftime
+    equivalent (so Arrow can format a whole column at once), else None."""
+    out = []
+    for kind, p, fm, suffix in _tokens(fmt):
+        if kind == "lit":
+            out.append(p.replace("%", "%%"))
+            continue
+        code = _STRFTIME.get((p, fm))
+        if code is None or suffix:
+            return None
+        out.append(code)
+    return "".join(out)
+
+
 def _bad(value: str, fmt: str, what: str) -> SqlError:
     return SqlError(SqlState.INVALID_DATETIME_FORMAT, f'invalid value "{value}" for "{what}"')
 

@@ -52,8 +52,22 @@ def _python(a: pa.Array) -> list[Any]:
     return _arr(a).to_pylist()
 
 
+def _plain_text(a: pa.Array, element: SqlType) -> pa.Array | None:
+    """Element values as their array text, vectorised, for types whose text never needs quotes
+    (integers and floats); None for the others."""
+    if not (element.is_integer or element.kind.value in ("float4", "float8")):
+        return None
+    from dataflow.scalar import cast_array
+    from dataflow.types import TEXT
+    return pc.fill_null(cast_array(_arr(a), TEXT), "NULL")
+
+
 def _build(vals: list[pa.Array], expr: Call) -> pa.Array:
     element = expr.type.element
+    texts = [_plain_text(v, element) for v in vals]
+    if all(t is not None for t in texts):  # numbers: joined by Arrow, no Python per row
+        joined = pc.binary_join_element_wise(*texts, ",")
+        return pc.binary_join_element_wise("{", joined, "}", "")
     cols = [_python(v) for v in vals]
     return pa.array([arrays.write(list(row), element) for row in zip(*cols)], pa.string())
 
@@ -130,9 +144,29 @@ def _to_string(vals: list[pa.Array], expr: Call) -> pa.Array:
     return pa.array(out, pa.string())
 
 
+def _edit_fast(kind: str, vals: list[pa.Array], element: SqlType) -> pa.Array | None:
+    """array || number and number || array as string edits, vectorised: '{1,2}' -> '{1,2,3}'
+    ('{}' and NULL arrays start empty)."""
+    if kind not in ("append", "prepend"):
+        return None
+    arr, elem = (vals[0], vals[1]) if kind == "append" else (vals[1], vals[0])
+    text = _plain_text(elem, element)
+    if text is None:
+        return None
+    inner = pc.utf8_slice_codeunits(pc.fill_null(_arr(arr), "{}"), 1, -1)  # between the braces
+    empty = pc.equal(pc.utf8_length(inner), 0)
+    sep = pc.if_else(empty, "", ",")
+    body = (pc.binary_join_element_wise(inner, sep, text, "") if kind == "append"
+            else pc.binary_join_element_wise(text, sep, inner, ""))
+    return pc.binary_join_element_wise("{", body, "}", "")
+
+
 def _edit(kind: str) -> Callable:
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         element = expr.type.element
+        fast = _edit_fast(kind, vals, element)
+        if fast is not None:
+            return fast
         if kind == "prepend":
             elems, lists = _python(vals[0]), _lists(vals[1], element)
         else:

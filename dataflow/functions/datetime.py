@@ -228,23 +228,54 @@ def _date_trunc(vals: list[pa.Array], expr: Call) -> pa.Array:
     return _timestamps(_trunc_micros(_micros(src), unit), ok, expr.type.arrow)
 
 
-def _calendar(us: np.ndarray) -> dict[str, np.ndarray]:
-    days = us // US_PER_DAY
-    d = days.astype("datetime64[D]")
-    year = d.astype("datetime64[Y]").astype(np.int64) + 1970
-    month0 = d.astype("datetime64[M]").astype(np.int64)
-    month = month0 - (year - 1970) * 12 + 1
-    day = (d - d.astype("datetime64[M]").astype("datetime64[D]")).astype(np.int64) + 1
-    doy = (d - d.astype("datetime64[Y]").astype("datetime64[D]")).astype(np.int64) + 1
-    dow = (days + 4) % 7  # 0 = Sunday
-    isodow = np.where(dow == 0, 7, dow)
-    # ISO year/week: the week's Thursday decides the year.
-    thursday = days - (isodow - 1) + 3
-    th = thursday.astype("datetime64[D]")
-    isoyear = th.astype("datetime64[Y]").astype(np.int64) + 1970
-    week = (thursday - th.astype("datetime64[Y]").astype("datetime64[D]").astype(np.int64)) // 7 + 1
-    return {"year": year, "month": month, "day": day, "doy": doy, "dow": dow, "isodow": isodow,
-            "isoyear": isoyear, "week": week, "days": days, "tod": us - days * US_PER_DAY}
+class _Calendar:
+    """Calendar fields of timestamps (microseconds), each computed only when asked for."""
+
+    def __init__(self, us: np.ndarray) -> None:
+        self.us = us
+        self.days = us // US_PER_DAY
+        self._d = None
+
+    @property
+    def d(self):
+        if self._d is None:
+            self._d = self.days.astype("datetime64[D]")
+        return self._d
+
+    def __getitem__(self, field: str) -> np.ndarray:
+        d = self.d
+        if field == "days":
+            return self.days
+        if field == "tod":
+            return self.us - self.days * US_PER_DAY
+        if field == "year":
+            return d.astype("datetime64[Y]").astype(np.int64) + 1970
+        if field == "month":
+            return d.astype("datetime64[M]").astype(np.int64) % 12 + 1
+        if field == "day":
+            return (d - d.astype("datetime64[M]").astype("datetime64[D]")).astype(np.int64) + 1
+        if field == "doy":
+            return (d - d.astype("datetime64[Y]").astype("datetime64[D]")).astype(np.int64) + 1
+        if field == "dow":
+            return (self.days + 4) % 7  # 0 = Sunday
+        if field == "isodow":
+            dow = (self.days + 4) % 7
+            return np.where(dow == 0, 7, dow)
+        # ISO year and week: the week's Thursday decides the year.
+        thursday = self.days - (self["isodow"] - 1) + 3
+        th = thursday.astype("datetime64[D]")
+        if field == "isoyear":
+            return th.astype("datetime64[Y]").astype(np.int64) + 1970
+        if field == "week":
+            return (thursday - th.astype("datetime64[Y]").astype("datetime64[D]").astype(np.int64)) // 7 + 1
+        raise KeyError(field)
+
+    def __contains__(self, field: str) -> bool:
+        return field in ("days", "tod", "year", "month", "day", "doy", "dow", "isodow", "isoyear", "week")
+
+
+def _calendar(us: np.ndarray) -> _Calendar:
+    return _Calendar(us)
 
 
 def _field_values(src: pa.Array, field: str) -> tuple[np.ndarray, int]:
@@ -267,11 +298,13 @@ def _field_values(src: pa.Array, field: str) -> tuple[np.ndarray, int]:
         return vals[field]
     us = _micros(src)
     c = _calendar(us)
-    year = c["year"]
-    tod = c["tod"]
     if field in c and field not in ("days", "tod"):
-        v = c[field]
-        return (np.where(year > 0, v, v), 0) if field != "year" else (np.where(year > 0, year, year - 1), 0)
+        if field != "year":
+            return c[field], 0
+        year = c["year"]
+        return np.where(year > 0, year, year - 1), 0  # no year 0: 1 BC is -1
+    tod = c["tod"]
+    year = c["year"] if field in ("quarter", "decade", "century", "millennium") else None
     if field == "quarter":
         return (c["month"] - 1) // 3 + 1, 0
     if field == "decade":
@@ -456,6 +489,13 @@ def _age(vals: list[pa.Array], expr: Call) -> pa.Array:
     return interval.join(months, days, us, ok)
 
 
+def _epoch_us(v) -> int:
+    """Microseconds since 1970 of a naive datetime read as UTC."""
+    import datetime as dt
+    d = v - dt.datetime(1970, 1, 1)
+    return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
+
+
 def zone_name(text: str) -> str:
     """A time zone as Arrow and zoneinfo know it: IANA names as they are; PostgreSQL's numeric
     forms are POSIX offsets, east of UTC being negative ('+05' is UTC-5, as in PostgreSQL)."""
@@ -484,35 +524,36 @@ def _at_time_zone(vals: list[pa.Array], expr: Call) -> pa.Array:
     if len(ts) == 0:
         return pa.array([], out_type)
     pieces, positions = [], []
-    zone_list = zones.to_pylist()
-    for z in {z for z in zone_list if z is not None}:
-        idx = np.flatnonzero(np.array([x == z for x in zone_list]))
-        part = ts.take(pa.array(idx))
+    for z in pc.unique(zones).drop_null().to_pylist():
+        idx = np.flatnonzero(pc.fill_null(pc.equal(zones, z), False).to_numpy(zero_copy_only=False))
+        part = ts if len(idx) == len(ts) else ts.take(pa.array(idx))
         tz = zone_name(z)
         if ts.type.tz is None:  # local time in the zone -> an instant
             local = part.cast(pa.timestamp("us"))
             res = pc.assume_timezone(local, tz, ambiguous="latest", nonexistent="latest")
             back = pc.local_timestamp(res)
             gap = pc.fill_null(pc.not_equal(back, local), False).to_numpy(zero_copy_only=False)
-            if gap.any():  # in a DST gap: the offset in force before the change
+            if gap.any():  # in a DST gap (rare): the offset in force before the change
                 from zoneinfo import ZoneInfo
-                import datetime as dt
-                fixed = []
-                for v, g, r in zip(local.to_pylist(), gap, res.to_pylist()):
-                    if g and v is not None:
-                        off = v.replace(tzinfo=ZoneInfo(tz), fold=0).utcoffset()
-                        fixed.append((v - off).replace(tzinfo=dt.timezone.utc))
-                    else:
-                        fixed.append(r)
-                res = pa.array(fixed, pa.timestamp("us", tz="UTC"))
+                zone = ZoneInfo(tz)
+                us = pc.fill_null(res.cast(pa.timestamp("us", tz="UTC")).view(pa.int64()), 0).to_numpy(
+                    zero_copy_only=False).copy()
+                for i in np.flatnonzero(gap):
+                    v = local[int(i)].as_py()
+                    off = v.replace(tzinfo=zone, fold=0).utcoffset()
+                    us[i] = _epoch_us(v - off)
+                null = local.is_null().to_numpy(zero_copy_only=False)
+                res = pa.array(us, pa.int64(), mask=null if null.any() else None).view(pa.timestamp("us", tz="UTC"))
             pieces.append(res.cast(out_type))
         else:  # an instant -> local time in the zone
             pieces.append(pc.local_timestamp(part.cast(pa.timestamp("us", tz=tz))).cast(out_type))
         positions.append(idx)
-    nulls = np.flatnonzero(np.array([z is None for z in zone_list]))
+    nulls = np.flatnonzero(zones.is_null().to_numpy(zero_copy_only=False))
     if len(nulls):
         pieces.append(pa.nulls(len(nulls), out_type))
         positions.append(nulls)
+    if len(pieces) == 1 and len(positions[0]) == len(ts):
+        return pieces[0]
     both = pa.concat_arrays(pieces)
     order = np.concatenate(positions)
     inv = np.empty(len(order), np.int64)
@@ -523,7 +564,15 @@ def _at_time_zone(vals: list[pa.Array], expr: Call) -> pa.Array:
 def _to_char(vals: list[pa.Array], expr: Call) -> pa.Array:
     """to_char(timestamp, template): per distinct (value, template) in Python (no vectorised
     form of PostgreSQL's templates)."""
-    from dataflow.pg_format import to_char
+    from dataflow.pg_format import strftime_format, to_char
+    fmts = pc.unique(_arr(vals[1])).drop_null()
+    if len(fmts) == 1:
+        code = strftime_format(fmts[0].as_py())
+        if code is not None:  # the common case: one template Arrow can apply to the column
+            ts = _arr(vals[0])
+            seconds = ts.cast(pa.timestamp("s", tz=getattr(ts.type, "tz", None)), safe=False)
+            out = pc.strftime(seconds, format=code, locale="C")
+            return pc.if_else(_arr(vals[1]).is_null(), pa.nulls(len(ts), pa.string()), out)
     cache: dict = {}
     out = []
     for v, f in zip(_arr(vals[0]).to_pylist(), _arr(vals[1]).to_pylist()):
