@@ -110,10 +110,19 @@ def parse(text: str) -> pa.MonthDayNano:
     if tokens and tokens[0] == "@":
         tokens = tokens[1:]
     i = 0
+    seen: set[str] = set()
+
+    def once(unit: str) -> None:
+        # PostgreSQL refuses a unit given twice ('1 day 1 day').
+        if unit in seen:
+            raise bad_interval(text)
+        seen.add(unit)
+
     while i < len(tokens):
         tok = tokens[i]
         t = _TIME.match(tok)
         if t:
+            once("time")
             sign = -1 if t.group(1) == "-" else 1
             us = (int(t.group(2)) * 3600 + int(t.group(3)) * 60) * USECS_PER_SEC
             if t.group(4):
@@ -140,6 +149,7 @@ def parse(text: str) -> pa.MonthDayNano:
         if unit not in _UNITS:
             raise bad_interval(text)
         field, mult = _UNITS[unit]
+        once(f"{field}{mult}")
         acc.add(_decimal(value, text), field, mult)
     out = _finish(acc, text)
     if ago:

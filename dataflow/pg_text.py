@@ -12,6 +12,8 @@ fixed notation when -4 <= exponent < 15 (float8) or 6 (float4), else d.ddde+XX.
 
 from __future__ import annotations
 
+import re
+
 import datetime as dt
 import math
 from decimal import Decimal
@@ -104,3 +106,24 @@ def timestamptz_text_utc(v: dt.datetime) -> str:
     if v.tzinfo is not None and v.tzinfo is not dt.timezone.utc:
         v = v.astimezone(dt.timezone.utc)
     return trim_fraction(v.replace(tzinfo=None).isoformat(sep=" ")) + "+00"
+
+
+_LOOSE_DATE = re.compile(r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:([ T])(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d+)?)?)?(.*?)\s*$")
+
+
+def normalize_datetime_text(text: str) -> tuple[str, int] | None:
+    """A date or timestamp text as ISO 8601 with two-digit fields (PostgreSQL reads '2024-1-5'
+    and '24:00:00', the midnight that ends the day), plus the days to add (1 for 24:00:00);
+    None when the text does not have that shape."""
+    m = _LOOSE_DATE.match(text)
+    if not m:
+        return None
+    y, mo, d, sep, hh, mi, ss, frac, rest = m.groups()
+    out = f"{int(y):04d}-{int(mo):02d}-{int(d):02d}"
+    extra = 0
+    if hh is not None:
+        h = int(hh)
+        if h == 24 and int(mi) == 0 and int(ss or 0) == 0 and not (frac or "").strip(".0"):
+            h, extra = 0, 1
+        out += f" {h:02d}:{int(mi):02d}:{int(ss or 0):02d}{frac or ''}"
+    return out + (rest or ""), extra

@@ -1082,12 +1082,11 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
             return trimmed.cast(pa.timestamp("us")).cast(target) if k is TypeKind.TIMESTAMP \
                 else trimmed.cast(target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            for x in trimmed.drop_null().to_pylist():
-                try:
-                    pa.array([x]).cast(target if k is not TypeKind.TIMESTAMP else pa.timestamp("us"))
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    raise _invalid_text(t, x) from None
-            raise
+            # Forms Arrow does not read ('2024-1-5', '24:00:00', zones): each distinct text by
+            # the same rules as constants.
+            from planner.casts import cast_value
+            from dataflow.types import TEXT
+            return _per_distinct_value(arr, t, lambda v: cast_value(v, TEXT, t))
     try:
         return arr.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -22,6 +22,7 @@ from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.float4 import float4_of_exact
+from dataflow.pg_text import normalize_datetime_text
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.scalar import datetime_input_error
 from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
@@ -85,8 +86,12 @@ def _float_out_of_range(text: str, t: SqlType) -> SqlError:
 
 def _parse_timestamp(s: str, t: SqlType) -> dt.datetime:
     text = s.strip()
+    extra = 0
+    loose = normalize_datetime_text(text)
+    if loose is not None:
+        text, extra = loose
     try:
-        v = dt.datetime.fromisoformat(text)
+        v = dt.datetime.fromisoformat(text) + dt.timedelta(days=extra)
     except ValueError:
         raise datetime_input_error(t, s) from None
     if t.kind is TypeKind.TIMESTAMPTZ:
@@ -227,7 +232,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         if k is TypeKind.JSON:
             return jsonb.check_json(s)
         if k is TypeKind.DATE:
+            loose = normalize_datetime_text(st)
             try:
+                if loose is not None:
+                    return dt.date.fromisoformat(loose[0][:10])  # a time part is ignored, 24:00 too
                 return dt.date.fromisoformat(st)
             except ValueError:
                 try:

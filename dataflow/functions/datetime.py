@@ -134,30 +134,42 @@ def _interval_neg(vals: list[pa.Array], expr: Call) -> pa.Array:
     return interval.join(-m, -d, -u, _valid(a))
 
 
-def _interval_scale(vals: list[pa.Array], factor: np.ndarray, ok: np.ndarray) -> pa.Array:
-    """PostgreSQL's interval_mul: fractions of months spill into days (30 per month), fractions
-    of days into the time (24 hours per day)."""
+def _interval_scale(vals: pa.Array, factor: np.ndarray, ok: np.ndarray, divide: bool) -> pa.Array:
+    """PostgreSQL 15's interval_mul / interval_div step by step (in doubles, C truncation): the
+    fraction of the months becomes days (30 a month), the fraction of the days seconds; interval
+    division rounds those remainders to microseconds first (TSROUND)."""
     m, d, u = interval.split(_arr(vals))
-    with np.errstate(invalid="ignore", over="ignore"):
-        months = m * factor
-        whole_m = np.trunc(months)
-        days = d * factor + (months - whole_m) * 30
-        whole_d = np.trunc(days)
-        us = u * factor + (days - whole_d) * US_PER_DAY
-    if not (np.isfinite(months[ok]).all() and np.isfinite(us[ok]).all()) or \
-            (np.abs(whole_m[ok]) >= 2 ** 31).any() or (np.abs(whole_d[ok]) >= 2 ** 31).any() or \
-            (np.abs(us[ok]) >= 2 ** 62).any():
+    f = np.where(ok, factor, 1.0)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        months_f = m / f if divide else m * f
+        days_f = d / f if divide else d * f
+        if not (np.isfinite(months_f[ok]).all() and np.isfinite(days_f[ok]).all()) or \
+                (np.abs(months_f[ok]) >= 2 ** 31).any() or (np.abs(days_f[ok]) >= 2 ** 31).any():
+            raise interval.out_of_range()
+        months = np.trunc(months_f)
+        days = np.trunc(days_f)
+        month_rem_days = (months_f - months) * 30
+        if divide:
+            month_rem_days = np.rint(month_rem_days * 1e6) / 1e6
+        sec_rem = (days_f - days + month_rem_days - np.trunc(month_rem_days)) * 86_400
+        if divide:
+            sec_rem = np.rint(sec_rem * 1e6) / 1e6
+        spill = np.where(np.abs(sec_rem) >= 86_400, np.trunc(sec_rem / 86_400), 0)
+        days = days + spill
+        sec_rem = sec_rem - spill * 86_400
+        days = days + np.trunc(month_rem_days)
+        us = np.rint((u / f if divide else u * f) + sec_rem * 1e6)
+    if not np.isfinite(us[ok]).all() or (np.abs(us[ok]) >= 2 ** 62).any():
         raise interval.out_of_range()
-    z = np.where(ok, 1, 0)
-    return interval.join((whole_m * z).astype(np.int64), (whole_d * z).astype(np.int64),
-                         np.rint(us * z).astype(np.int64), ok)
+    z = ok.astype(np.int64)
+    return interval.join(months.astype(np.int64) * z, days.astype(np.int64) * z, us.astype(np.int64) * z, ok)
 
 
 def _interval_mul(factor_first: bool):
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         iv, f = (vals[1], vals[0]) if factor_first else (vals[0], vals[1])
         iv, f = _arr(iv), _arr(f)
-        return _interval_scale(iv, _numbers(f, np.float64), _valid(iv, f))
+        return _interval_scale(iv, _numbers(f, np.float64), _valid(iv, f), divide=False)
     return run
 
 
@@ -167,8 +179,7 @@ def _interval_div(vals: list[pa.Array], expr: Call) -> pa.Array:
     factor = _numbers(f, np.float64)
     if (factor[ok] == 0).any():
         raise SqlError(SqlState.DIVISION_BY_ZERO, "division by zero")
-    with np.errstate(divide="ignore"):
-        return _interval_scale(iv, np.where(ok, 1.0 / np.where(factor == 0, 1, factor), 0.0), ok)
+    return _interval_scale(iv, factor, ok, divide=True)
 
 
 # ---- date_trunc, extract ----------------------------------------------------------------------
@@ -284,7 +295,7 @@ def _field_values(src: pa.Array, field: str) -> tuple[np.ndarray, int]:
         m, d, u = interval.split(src)
         year = np.trunc(m / 12).astype(np.int64)
         vals = {"year": (year, 0), "month": (m - year * 12, 0), "day": (d, 0),
-                "quarter": ((m - year * 12) // 3 + 1, 0),
+                "quarter": (np.trunc((m - year * 12) / 3).astype(np.int64) + 1, 0),
                 "decade": (np.trunc(year / 10).astype(np.int64), 0),
                 "century": (np.trunc(year / 100).astype(np.int64), 0),
                 "millennium": (np.trunc(year / 1000).astype(np.int64), 0),
@@ -360,7 +371,9 @@ def _extract(as_float: bool):
 
 def _decimal_ratio(days: np.ndarray, frac: np.ndarray, per: int, ok: np.ndarray, expr: Call) -> pa.Array:
     from decimal import Decimal
-    vals = [Decimal(int(d)) + Decimal(int(f)) / Decimal(per) if o else None for d, f, o in zip(days, frac, ok)]
+    q = Decimal(1).scaleb(-16)
+    vals = [(Decimal(int(d)) + Decimal(int(f)) / Decimal(per)).quantize(q) if o else None
+            for d, f, o in zip(days, frac, ok)]
     return pa.array(vals, pa.decimal128(38, 16))
 
 

@@ -25,6 +25,7 @@ from dataflow import interval
 from dataflow import arrays, jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.errors import SqlError, SqlState
+from dataflow.pg_text import normalize_datetime_text
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
 from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
@@ -366,8 +367,9 @@ def _bad_text(type_name: str, s: str) -> SqlError:
 
 
 def _parse_datetime(s: str, type_name: str) -> datetime:
+    text, extra = normalize_datetime_text(s.strip()) or (s.strip(), 0)
     try:
-        v = datetime.fromisoformat(s.strip())
+        v = datetime.fromisoformat(text) + timedelta(days=extra)
     except ValueError:
         raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
                        f'invalid input syntax for type {type_name}: "{s}"') from None
@@ -427,6 +429,9 @@ def _decode_text(s: str, oid: int) -> Any:
         return jsonb.check_json(s)
     if oid == DATE.oid:
         try:
+            loose = normalize_datetime_text(s.strip())
+            if loose is not None:
+                return date.fromisoformat(loose[0][:10])  # a time part is ignored, 24:00 too
             return date.fromisoformat(s.strip())
         except ValueError:
             raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
