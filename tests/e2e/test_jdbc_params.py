@@ -1,0 +1,45 @@
+"""Parameters of every type bound by pgjdbc (the PostgreSQL JDBC driver, server-side prepared
+statements) against Slipstream and PostgreSQL: the same Java program, the same output.
+
+The driver jar comes from the local Maven repository (the machine image has pgjdbc 42.7.x there;
+no Maven registry is reachable from this network), so the test is skipped, saying so, on a
+machine without it."""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+SOURCE = Path(__file__).parent / "jdbc" / "BindTypes.java"
+JARS = sorted(glob.glob(os.path.expanduser("~/.m2/repository/org/postgresql/postgresql/*/postgresql-*.jar")))
+
+
+@pytest.fixture(scope="module")
+def bind_types(tmp_path_factory):
+    if not JARS or not shutil.which("javac"):
+        pytest.skip("pgjdbc jar or javac not on this machine")
+    out = tmp_path_factory.mktemp("jdbc")
+    subprocess.run(["javac", "-cp", JARS[-1], "-d", str(out), str(SOURCE)], check=True, timeout=120)
+    return [shutil.which("java") or "java", "-cp", f"{JARS[-1]}{os.pathsep}{out}", "BindTypes"]
+
+
+def _run(cmd: list[str], host: str, port: int, database: str, user: str) -> list[str]:
+    url = f"jdbc:postgresql://{host}:{port}/{database}?sslmode=disable"
+    done = subprocess.run(cmd + [url, user], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()
+
+
+def test_jdbc_binds_every_type_like_postgres(slipstream, pg_oracle, bind_types):
+    ours = _run(bind_types, slipstream.host, slipstream.port, "slipstream", "slipstream")
+    theirs = _run(bind_types, pg_oracle.host, pg_oracle.port, "postgres", "postgres")
+    assert len(ours) == len(theirs) > 15
+    diffs = [(a, b) for a, b in zip(ours, theirs) if a != b]
+    assert not diffs, "\n".join(f"slipstream: {a}\npostgres:   {b}" for a, b in diffs)
