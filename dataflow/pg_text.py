@@ -101,6 +101,31 @@ def timestamp_text(v: dt.datetime) -> str:
     return trim_fraction(v.isoformat(sep=" "))
 
 
+def time_text(v: dt.time) -> str:
+    """A time of day as PostgreSQL prints it: '10:20:30', '10:20:30.5'."""
+    return trim_fraction(v.isoformat())
+
+
+_TIME_TEXT = re.compile(r"^\s*(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d+)?)?\s*$")
+
+
+def parse_time(text: str) -> dt.time | None:
+    """PostgreSQL's time input 'HH:MM[:SS[.frac]]' (24:00:00 is the end of the day, kept as
+    00:00 of the next: PostgreSQL keeps 24:00:00 itself, which Python cannot); None if it does
+    not read."""
+    m = _TIME_TEXT.match(text)
+    if not m:
+        return None
+    h, mi, sec = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    frac = m.group(4) or ""
+    us = int(round(float("0" + frac) * 1_000_000)) if frac else 0
+    if us == 1_000_000:
+        sec, us = sec + 1, 0
+    if h > 23 or mi > 59 or sec > 59:
+        return None
+    return dt.time(h, mi, sec, us)
+
+
 def timestamptz_text_utc(v: dt.datetime) -> str:
     """A timestamptz in the UTC session zone: '2024-01-02 03:04:05+00'."""
     if v.tzinfo is not None and v.tzinfo is not dt.timezone.utc:

@@ -38,7 +38,7 @@ from dataflow import arrays, jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
-from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
+from dataflow.pg_text import float4_text, float8_text, time_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.types import NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
 
@@ -893,6 +893,8 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             return fit_length_array(arr.cast(pa.string()), t)
         if pa.types.is_binary(src):  # bytea's hex form: \x then two digits a byte
             return fit_length_array(_format_distinct(arr, bytea_text), t)
+        if pa.types.is_time(src):
+            return fit_length_array(_format_distinct(arr, time_text), t)
         if src == interval.ARROW:  # not a hot path: one Python call per value
             return fit_length_array(pa.array([None if v is None else interval.fmt(v) for v in arr.to_pylist()],
                                              pa.string()), t)
@@ -948,10 +950,19 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             # rounded; Arrow's decimal -> float divides in floating point).
             return cast_array(arr.cast(pa.string()), t)
         return checked_float(arr, arr.cast(target, safe=False), t)
+    if k is TypeKind.TIME and pa.types.is_timestamp(src):
+        return _time_of_day(arr.cast(pa.timestamp("us", tz=src.tz)).view(pa.int64()))
     try:
         return arr.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise SqlError("42846", f"cannot cast type {src} to {t.name}") from None
+
+
+def _time_of_day(us: pa.Array) -> pa.Array:
+    """Microseconds since the epoch (UTC) as the time of day."""
+    vals = pc.fill_null(us, 0).to_numpy(zero_copy_only=False)
+    mask = us.is_null().to_numpy(zero_copy_only=False)
+    return pa.array(np.mod(vals, 86_400_000_000), pa.int64(), mask=mask if mask.any() else None).cast(pa.time64("us"))
 
 
 def _per_distinct_value(arr: pa.Array, t: SqlType, fn: Callable[[Any], Any]) -> pa.Array:
@@ -1066,6 +1077,10 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         if _mask(pc.and_(arr.is_valid(), pc.invert(ok))).any():
             raise _invalid_text(t, _first_bad(arr, ok))
         return pc.if_else(arr.is_valid(), is_t, pa.nulls(len(arr), pa.bool_()))
+    if k is TypeKind.TIME:
+        from planner.casts import cast_value  # each distinct text by the constants' rules
+        from dataflow.types import TEXT
+        return _per_distinct_value(arr, t, lambda v: cast_value(v, TEXT, t))
     if k in (TypeKind.INTERVAL, TypeKind.BYTEA, TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON, TypeKind.ARRAY):
         # Not a hot path: each distinct text parsed once.
         parse = {TypeKind.INTERVAL: interval.parse, TypeKind.BYTEA: bytea_parse, TypeKind.UUID: uuid_parse,

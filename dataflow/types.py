@@ -31,6 +31,7 @@ class TypeKind(str, Enum):
     TIMESTAMP = "timestamp"
     TIMESTAMPTZ = "timestamptz"
     DATE = "date"
+    TIME = "time"  # time of day without zone, microseconds
     INTERVAL = "interval"  # (months, days, microseconds): see dataflow.interval
     BYTEA = "bytea"
     UUID = "uuid"  # kept as its canonical text: see dataflow.bytea_uuid
@@ -58,6 +59,7 @@ _OIDS = {
     TypeKind.TIMESTAMP: 1114,
     TypeKind.TIMESTAMPTZ: 1184,
     TypeKind.DATE: 1082,
+    TypeKind.TIME: 1083,
     TypeKind.INTERVAL: 1186,
     TypeKind.BYTEA: 17,
     TypeKind.UUID: 2950,
@@ -81,6 +83,7 @@ _PG_NAMES = {
     TypeKind.TIMESTAMP: "timestamp without time zone",
     TypeKind.TIMESTAMPTZ: "timestamp with time zone",
     TypeKind.DATE: "date",
+    TypeKind.TIME: "time without time zone",
     TypeKind.INTERVAL: "interval",
     TypeKind.BYTEA: "bytea",
     TypeKind.UUID: "uuid",
@@ -149,6 +152,8 @@ class SqlType:
             return pa.date32()
         if k is TypeKind.INTERVAL:
             return pa.month_day_nano_interval()
+        if k is TypeKind.TIME:
+            return pa.time64("us")
         if k is TypeKind.BYTEA:
             return pa.binary()
         if k in (TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON, TypeKind.ARRAY):
@@ -188,6 +193,7 @@ BPCHAR = SqlType(TypeKind.BPCHAR)
 TIMESTAMP = SqlType(TypeKind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(TypeKind.TIMESTAMPTZ)
 DATE = SqlType(TypeKind.DATE)
+TIME = SqlType(TypeKind.TIME)
 INTERVAL = SqlType(TypeKind.INTERVAL)
 BYTEA = SqlType(TypeKind.BYTEA)
 UUID = SqlType(TypeKind.UUID)
@@ -205,7 +211,7 @@ ARRAY_OIDS = {
     TypeKind.BOOL: 1000, TypeKind.INT2: 1005, TypeKind.INT4: 1007, TypeKind.INT8: 1016,
     TypeKind.FLOAT4: 1021, TypeKind.FLOAT8: 1022, TypeKind.NUMERIC: 1231, TypeKind.TEXT: 1009,
     TypeKind.VARCHAR: 1015, TypeKind.BPCHAR: 1014, TypeKind.TIMESTAMP: 1115, TypeKind.TIMESTAMPTZ: 1185,
-    TypeKind.DATE: 1182, TypeKind.INTERVAL: 1187, TypeKind.BYTEA: 1001, TypeKind.UUID: 2951,
+    TypeKind.DATE: 1182, TypeKind.TIME: 1183, TypeKind.INTERVAL: 1187, TypeKind.BYTEA: 1001, TypeKind.UUID: 2951,
     TypeKind.JSONB: 3807, TypeKind.JSON: 199,
 }
 

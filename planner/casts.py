@@ -22,7 +22,7 @@ from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.float4 import float4_of_exact
-from dataflow.pg_text import normalize_datetime_text
+from dataflow.pg_text import normalize_datetime_text, parse_time, time_text
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.scalar import datetime_input_error
 from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
@@ -120,6 +120,8 @@ def text_of(value: Any, src: SqlType) -> str:
         return timestamptz_text_utc(value) if value.tzinfo is not None else timestamp_text(value)
     if isinstance(value, pa.MonthDayNano):
         return interval.fmt(value)
+    if isinstance(value, dt.time):
+        return time_text(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytea_text(bytes(value))
     return str(value)
@@ -221,6 +223,11 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             return _parse_timestamp(s, dst)
         if k is TypeKind.INTERVAL:
             return interval.parse(s)
+        if k is TypeKind.TIME:
+            v = parse_time(st) or _time_of_timestamp_text(st)
+            if v is None:
+                raise datetime_input_error(dst, s)
+            return v
         if k is TypeKind.BYTEA:
             return bytea_parse(s)
         if k is TypeKind.UUID:
@@ -305,6 +312,12 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         return value
     if k is TypeKind.INTERVAL and isinstance(value, pa.MonthDayNano):
         return value
+    if k is TypeKind.TIME and isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc)
+        return value.time().replace(tzinfo=None)
+    if k is TypeKind.TIME and isinstance(value, dt.time):
+        return value
     if k is TypeKind.BYTEA and isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if k is TypeKind.UUID and src.kind is TypeKind.UUID:
@@ -328,6 +341,17 @@ def _cast_json(value: str, src: SqlType, dst: SqlType) -> Any:
     return cast_value(v, SqlType(TypeKind.NUMERIC), dst)
 
 
+def _time_of_timestamp_text(text: str) -> dt.time | None:
+    """'2024-01-01 10:00:00'::time reads the time part, as PostgreSQL does."""
+    loose = normalize_datetime_text(text)
+    if loose is None or len(loose[0]) <= 10:
+        return None
+    try:
+        return dt.datetime.fromisoformat(loose[0]).time()
+    except ValueError:
+        return None
+
+
 def _type_of_python(v: Any) -> SqlType:
     from dataflow.types import BOOL, DATE, FLOAT8, INT8, NUMERIC, TIMESTAMP, TIMESTAMPTZ
     if isinstance(v, bool):
@@ -345,6 +369,9 @@ def _type_of_python(v: Any) -> SqlType:
     if isinstance(v, pa.MonthDayNano):
         from dataflow.types import INTERVAL
         return INTERVAL
+    if isinstance(v, dt.time):
+        from dataflow.types import TIME
+        return TIME
     if isinstance(v, (bytes, bytearray, memoryview)):
         from dataflow.types import BYTEA
         return BYTEA

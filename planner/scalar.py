@@ -168,6 +168,11 @@ _LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "
                       exp.JSONBContainsAnyTopKeys: "?|", exp.JSONBContainsAllTopKeys: "?&"}
 
 
+def _datetime_like(t: SqlType) -> bool:
+    """Dates, times, timestamps and intervals: their arithmetic is in the function library."""
+    return is_time(t) or t.kind in (TypeKind.INTERVAL, TypeKind.TIME)
+
+
 def _quantifier(node: exp.Expression) -> tuple[str, exp.Expression] | None:
     """The ANY/SOME/ALL of `x op ANY (array)`: sqlglot keeps ANY as a node, ALL as a call."""
     if isinstance(node, exp.Any):
@@ -552,8 +557,7 @@ class ScalarLowerer:
     def arith(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
         ctx = self.ctx
         lu, ru = l.type.kind is TypeKind.UNKNOWN, r.type.kind is TypeKind.UNKNOWN
-        if (lu and (is_time(r.type) or r.type.kind is TypeKind.INTERVAL)) or \
-                (ru and (is_time(l.type) or l.type.kind is TypeKind.INTERVAL)) or \
+        if (lu and _datetime_like(r.type)) or (ru and _datetime_like(l.type)) or \
                 TypeKind.JSONB in (l.type.kind, r.type.kind):
             return library.resolve_function(sym, [l, r], ctx)
         if lu and ru:
@@ -563,7 +567,7 @@ class ScalarLowerer:
         elif ru and l.type.is_numeric_family:
             r = coerce(r, l.type, ctx)
         if not (l.type.is_numeric_family and r.type.is_numeric_family):
-            if any(is_time(x.type) or x.type.kind is TypeKind.INTERVAL for x in (l, r)):
+            if any(_datetime_like(x.type) for x in (l, r)):
                 # Dates, timestamps and intervals: operators of the function library.
                 return library.resolve_function(sym, [l, r], ctx)
             raise _no_op(sym, resolve_unknown(l, ctx).type, resolve_unknown(r, ctx).type)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import (ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+from dataflow.types import (ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
                             BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
@@ -25,7 +25,7 @@ _SIMPLE = {
     DT.DOUBLE: FLOAT8, DT.TEXT: TEXT, DT.VARCHAR: VARCHAR, DT.NVARCHAR: VARCHAR,
     DT.CHAR: TEXT, DT.NCHAR: TEXT,
     DT.TIMESTAMP: TIMESTAMP, DT.TIMESTAMPTZ: TIMESTAMPTZ, DT.TIMESTAMPLTZ: TIMESTAMPTZ,
-    DT.DATE: DATE, DT.INTERVAL: INTERVAL, DT.VARBINARY: BYTEA, DT.UUID: UUID,
+    DT.DATE: DATE, DT.INTERVAL: INTERVAL, DT.TIME: TIME, DT.VARBINARY: BYTEA, DT.UUID: UUID,
     DT.JSONB: JSONB, DT.JSON: JSON,
 }
 
@@ -159,6 +159,8 @@ def assignment_castable(src: SqlType, dst: SqlType) -> bool:
         return True
     if src.kind in _JSON_KINDS and dst.kind in _JSON_KINDS:
         return True
+    if src.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ) and dst.kind is TypeKind.TIME:
+        return True
     return False
 
 
@@ -205,7 +207,7 @@ def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
 
 
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
-                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON)}
+                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON, TIME)}
 OID_TYPES[1042] = BPCHAR
 OID_TYPES[18] = TEXT  # "char"
 OID_TYPES[19] = TEXT  # name

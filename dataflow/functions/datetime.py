@@ -99,6 +99,39 @@ def _ts_sub_ts(vals: list[pa.Array], expr: Call) -> pa.Array:
     return interval.join(np.zeros(len(diff), np.int64), days, diff - days * US_PER_DAY, ok)
 
 
+def _time_us(a: pa.Array) -> np.ndarray:
+    return pc.fill_null(_arr(a).cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+
+
+def _times(us: np.ndarray, ok: np.ndarray) -> pa.Array:
+    return pa.array(np.mod(us, US_PER_DAY), pa.int64(), mask=~ok if not ok.all() else None).cast(pa.time64("us"))
+
+
+def _time_interval(sign: int, interval_first: bool = False):
+    """time ± interval: the interval's time part, wrapping around midnight (months and days
+    do not move a time of day), as PostgreSQL does."""
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        t, iv = (vals[1], vals[0]) if interval_first else (vals[0], vals[1])
+        t, iv = _arr(t), _arr(iv)
+        _, _, micros = interval.split(iv)
+        return _times(_time_us(t) + sign * micros, _valid(t, iv))
+    return run
+
+
+def _time_sub_time(vals: list[pa.Array], expr: Call) -> pa.Array:
+    a, b = _arr(vals[0]), _arr(vals[1])
+    ok = _valid(a, b)
+    zero = np.zeros(len(a), np.int64)
+    return interval.join(zero, zero.copy(), _time_us(a) - _time_us(b), ok)
+
+
+def _date_time(time_first: bool):
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        d, t = (_arr(vals[1]), _arr(vals[0])) if time_first else (_arr(vals[0]), _arr(vals[1]))
+        return _timestamps(_micros(d) + _time_us(t), _valid(d, t), pa.timestamp("us"))
+    return run
+
+
 def _date_days(sign: int, days_first: bool = False):
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         d, n = (vals[1], vals[0]) if days_first else (vals[0], vals[1])
@@ -307,6 +340,11 @@ def _field_values(src: pa.Array, field: str) -> tuple[np.ndarray, int]:
                 "epoch": (year * 31_557_600_000_000 + (m - year * 12) * 2_592_000_000_000
                           + d * US_PER_DAY + u, 6)}
         return vals[field]
+    if pa.types.is_time(src.type):  # a time of day: the clock fields and epoch only
+        tod = _time_us(src)
+        return {"hour": (tod // 3_600_000_000, 0), "minute": (tod // 60_000_000 % 60, 0),
+                "second": (tod % 60_000_000, 6), "milliseconds": (tod % 60_000_000, 3),
+                "microseconds": (tod % 60_000_000, 0), "epoch": (tod, 6)}[field]
     us = _micros(src)
     c = _calendar(us)
     if field in c and field not in ("days", "tod"):
@@ -615,6 +653,9 @@ def _parse_template(as_date: bool):
 
 
 KERNELS = {
+    "time_add_interval": _time_interval(1), "interval_add_time": _time_interval(1, interval_first=True),
+    "time_sub_interval": _time_interval(-1), "time_sub_time": _time_sub_time,
+    "date_add_time": _date_time(False), "time_add_date": _date_time(True),
     "to_char": _to_char, "to_timestamp_fmt": _parse_template(False), "to_date_fmt": _parse_template(True),
     "timezone": _at_time_zone,
     "ts_add_interval": _ts_interval(1), "interval_add_ts": _ts_interval(1, interval_first=True),

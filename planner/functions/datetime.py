@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call, Literal, ScalarExpr
-from dataflow.types import (DATE, FLOAT8, INT4, INTERVAL, NUMERIC, TEXT, TIMESTAMP, TIMESTAMPTZ,
+from dataflow.types import (DATE, FLOAT8, INT4, INTERVAL, NUMERIC, TEXT, TIME, TIMESTAMP, TIMESTAMPTZ,
                             SqlType)
 from planner.functions.registry import Overload, overloads
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from planner.context import PlanContext
 
 # Fields extract/date_part know, per input type (PostgreSQL 15).
-_TIME_FIELDS = {"microseconds", "milliseconds", "second", "minute", "hour"}
+_TIME_FIELDS = {"microseconds", "milliseconds", "second", "minute", "hour"}  # noqa: E501
 _DATE_FIELDS = {"day", "month", "year", "quarter", "week", "dow", "isodow", "doy", "decade",
                 "century", "millennium", "isoyear", "epoch", "julian"}
 FIELDS = {
@@ -34,6 +34,7 @@ FIELDS = {
     TIMESTAMP: _DATE_FIELDS | _TIME_FIELDS,
     TIMESTAMPTZ: _DATE_FIELDS | _TIME_FIELDS | {"timezone", "timezone_hour", "timezone_minute"},
     INTERVAL: _TIME_FIELDS | {"day", "month", "year", "quarter", "decade", "century", "millennium", "epoch"},
+    TIME: _TIME_FIELDS | {"epoch"},
 }
 _FIELD_ALIASES = {"microsecond": "microseconds", "us": "microseconds", "usec": "microseconds",
                   "usecs": "microseconds", "millisecond": "milliseconds", "ms": "milliseconds",
@@ -61,6 +62,8 @@ def _wall_clock(t: SqlType):
             return Literal(now.replace(tzinfo=dt.timezone.utc), t)
         if t == DATE:
             return Literal(now.date(), t)
+        if t == TIME:
+            return Literal(now.time(), t)
         return Literal(now, t)
     return build
 
@@ -90,8 +93,8 @@ def _field_call(kernel: str, result: SqlType):
                 src, "timestamp without time zone")
             raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'unit "{unit.value}" not recognized for type {what}')
         if name not in FIELDS[src]:
-            what = {DATE: "date", INTERVAL: "interval", TIMESTAMPTZ: "timestamp with time zone"}.get(
-                src, "timestamp without time zone")
+            what = {DATE: "date", INTERVAL: "interval", TIMESTAMPTZ: "timestamp with time zone",
+                    TIME: "time without time zone"}.get(src, "timestamp without time zone")
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f'unit "{unit.value}" not supported for type {what}')
         return Call(kernel, (Literal(name, TEXT), source), result)
     return build
@@ -112,14 +115,15 @@ FUNCTIONS = overloads(
     *(Overload(name, (), t, build=_wall_clock(t), wall_clock=True) for name, t in (
         ("now", TIMESTAMPTZ), ("current_timestamp", TIMESTAMPTZ), ("transaction_timestamp", TIMESTAMPTZ),
         ("statement_timestamp", TIMESTAMPTZ), ("clock_timestamp", TIMESTAMPTZ),
-        ("localtimestamp", TIMESTAMP), ("current_date", DATE))),
+        ("localtimestamp", TIMESTAMP), ("current_date", DATE), ("localtime", TIME))),
+    Overload("current_time", (), TIME, build=_unsupported("current_time (type time with time zone)")),
     # date_trunc(unit, value)
     *(Overload("date_trunc", (TEXT, t), t, build=_field_call("date_trunc", t)) for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL)),
     # extract(field FROM value) is numeric since PostgreSQL 14; date_part stays double precision.
     *(Overload("extract", (TEXT, t), NUMERIC, build=_field_call("extract", NUMERIC))
-      for t in (DATE, TIMESTAMP, TIMESTAMPTZ, INTERVAL)),
+      for t in (DATE, TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME)),
     *(Overload("date_part", (TEXT, t), FLOAT8, build=_field_call("date_part", FLOAT8))
-      for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL)),
+      for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME)),
     Overload("make_date", (INT4, INT4, INT4), DATE, kernel="make_date"),
     Overload("make_timestamp", (INT4, INT4, INT4, INT4, INT4, FLOAT8), TIMESTAMP, kernel="make_timestamp"),
     Overload("make_interval", (INT4, INT4, INT4, INT4, INT4, INT4, FLOAT8), INTERVAL, kernel="make_interval"),
@@ -149,6 +153,12 @@ FUNCTIONS = overloads(
     *(Overload("+", (INTERVAL, t), t, kernel="interval_add_ts") for t in (TIMESTAMP, TIMESTAMPTZ)),
     *(Overload("-", (t, INTERVAL), t, kernel="ts_sub_interval") for t in (TIMESTAMP, TIMESTAMPTZ)),
     *(Overload("-", (t, t), INTERVAL, kernel="ts_sub_ts") for t in (TIMESTAMP, TIMESTAMPTZ)),
+    Overload("+", (TIME, INTERVAL), TIME, kernel="time_add_interval"),
+    Overload("+", (INTERVAL, TIME), TIME, kernel="interval_add_time"),
+    Overload("-", (TIME, INTERVAL), TIME, kernel="time_sub_interval"),
+    Overload("-", (TIME, TIME), INTERVAL, kernel="time_sub_time"),
+    Overload("+", (DATE, TIME), TIMESTAMP, kernel="date_add_time"),
+    Overload("+", (TIME, DATE), TIMESTAMP, kernel="time_add_date"),
     Overload("+", (INTERVAL, INTERVAL), INTERVAL, kernel="interval_add"),
     Overload("-", (INTERVAL, INTERVAL), INTERVAL, kernel="interval_sub"),
     Overload("-", (INTERVAL,), INTERVAL, kernel="interval_neg"),

@@ -25,10 +25,10 @@ from dataflow import interval
 from dataflow import arrays, jsonb
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.errors import SqlError, SqlState
-from dataflow.pg_text import normalize_datetime_text
+from dataflow.pg_text import normalize_datetime_text, time_text
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
-from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType, TypeKind)
 
 Encoder = Callable[[Any], bytes]
@@ -187,6 +187,8 @@ def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
         return _date_text
     if oid == INTERVAL.oid:
         return lambda v: interval.fmt(v).encode()
+    if oid == TIME.oid:
+        return lambda v: time_text(v).encode()
     if oid == BYTEA.oid:
         return lambda v: bytea_text(v).encode()
     return _text_text
@@ -289,6 +291,7 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     DATE.oid: _date_binary,
     INTERVAL.oid: lambda v: _INTERVAL_BINARY.pack(v.nanoseconds // 1000, v.days, v.months),
     BYTEA.oid: bytes,
+    TIME.oid: lambda v: _I64.pack(((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond),
     UUID.oid: lambda v: bytes.fromhex(v.replace("-", "")),
     JSONB.oid: lambda v: b"\x01" + v.encode(),  # format version 1, then the text
     JSON.oid: _text_text,
@@ -355,7 +358,7 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
                                        VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID,
-                                       JSONB, JSON, UNKNOWN)}
+                                       JSONB, JSON, TIME, UNKNOWN)}
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
@@ -421,6 +424,9 @@ def _decode_text(s: str, oid: int) -> Any:
         return interval.parse(s)
     if oid == BYTEA.oid:
         return bytea_parse(s)
+    if oid == TIME.oid:
+        from planner.casts import cast_value
+        return cast_value(s, TEXT, TIME)
     if oid == UUID.oid:
         return uuid_parse(s)
     if oid == JSONB.oid:
@@ -503,6 +509,9 @@ def _decode_binary(b: bytes, oid: int) -> Any:
         return PG_EPOCH_DATE + timedelta(days=_I32.unpack(b)[0])
     if oid == BYTEA.oid:
         return bytes(b)
+    if oid == TIME.oid and n == 8:
+        us = _I64.unpack(b)[0]
+        return (datetime(2000, 1, 1) + timedelta(microseconds=us)).time()
     if oid == JSONB.oid and n >= 1 and b[0] == 1:
         return jsonb.normalize(b[1:].decode("utf-8"))
     if oid == JSON.oid:

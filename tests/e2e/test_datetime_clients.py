@@ -61,6 +61,15 @@ def test_asyncpg_binds_intervals_in_binary(slipstream, pg_oracle):
     assert asyncio.run(run(slipstream)) == asyncio.run(run(pg_oracle))
 
 
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_time_of_day_binds_and_reads(slipstream, pg_oracle, binary):
+    sql = "SELECT %s::time, %s::time + interval '90 minutes', extract(hour FROM %s::time)"
+    with psycopg_connect(slipstream) as ss, psycopg.connect(pg_oracle.dsn, autocommit=True) as pg:
+        for v in (dt.time(10, 20, 30, 500000), dt.time(0, 0), dt.time(23, 59, 59, 999999)):
+            assert ss.execute(sql, (v, v, v), binary=binary).fetchall() == \
+                pg.execute(sql, (v, v, v), binary=binary).fetchall()
+
+
 def test_session_functions_answer_for_the_session(slipstream):
     out = psql(slipstream, "SELECT current_user, session_user, current_database(), current_schema(), "
                            "version() LIKE 'PostgreSQL 15%', pg_backend_pid() > 0", user="alice")
