@@ -168,6 +168,17 @@ _LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "
                       exp.JSONBContainsAnyTopKeys: "?|", exp.JSONBContainsAllTopKeys: "?&"}
 
 
+def _row_items(node: exp.Expression) -> list[exp.Expression] | None:
+    """The fields of a row constructor, `(a, b)` or `ROW(a, b)`; None for anything else."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Tuple):
+        return list(node.expressions)
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "row":
+        return list(node.expressions)
+    return None
+
+
 def _datetime_like(t: SqlType) -> bool:
     """Dates, times, timestamps and intervals: their arithmetic is in the function library."""
     return is_time(t) or t.kind in (TypeKind.INTERVAL, TypeKind.TIME)
@@ -304,6 +315,16 @@ class ScalarLowerer:
         for cls, (fn, sym) in _ARITH.items():
             if type(node) is cls:
                 return self.arith(fn, sym, self.lower(node.this), self.lower(node.expression))
+        if isinstance(node, (*_CMP, exp.NullSafeEQ, exp.NullSafeNEQ)) and \
+                (_row_items(node.this) is not None or _row_items(node.expression) is not None):
+            return self._row_compare(node)
+        if isinstance(node, exp.In) and _row_items(node.this) is not None and node.args.get("query") is None:
+            # (a, b) IN ((1, 2), (3, 4)): a row equality per item, OR'ed.
+            tests = [self._row_compare(exp.EQ(this=node.this.copy(), expression=e.copy())) for e in node.expressions]
+            out = tests[0]
+            for t in tests[1:]:
+                out = Call("or", (out, t), BOOL)
+            return out
         for cls, (fn, sym) in _CMP.items():
             if type(node) is cls:
                 quantified = _quantifier(node.expression)
@@ -391,6 +412,43 @@ class ScalarLowerer:
         if isinstance(node, exp.Func):
             return self._function(node)
         raise unsupported(f"expression {node.sql(dialect='postgres')!r}")
+
+    def _row_compare(self, node: exp.Expression) -> ScalarExpr:
+        """Row comparisons, element by element as PostgreSQL defines them: `=` is every pair
+        equal, `<>` any pair unequal, `<` `<=` `>` `>=` compare the first unequal pair (NULL if
+        a pair on the way is NULL), IS [NOT] DISTINCT FROM any pair distinct."""
+        left, right = _row_items(node.this), _row_items(node.expression)
+        if left is None or right is None:
+            raise SqlError(SqlState.DATATYPE_MISMATCH, "cannot compare a row with a single value")
+        if len(left) != len(right):
+            raise SqlError(SqlState.SYNTAX_ERROR, "unequal number of entries in row expressions")
+        if not left:
+            raise unsupported("comparison of empty rows")
+        pairs = [(self.lower(a), self.lower(b)) for a, b in zip(left, right)]
+
+        def join(op: str, items: list[ScalarExpr]) -> ScalarExpr:
+            out = items[0]
+            for x in items[1:]:
+                out = Call(op, (out, x), BOOL)
+            return out
+
+        if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            tests = []
+            for a, b in pairs:
+                (a, b), _ = coerce_all([a, b], self.ctx, "IS DISTINCT FROM", common=False)
+                tests.append(Call("is_distinct_from", (resolve_unknown(a, self.ctx), resolve_unknown(b, self.ctx)), BOOL))
+            distinct = join("or", tests)
+            return distinct if isinstance(node, exp.NullSafeNEQ) else Call("not", (distinct,), BOOL)
+        fn, sym = _CMP[type(node)]
+        if fn in ("eq", "neq"):
+            return join("and" if fn == "eq" else "or", [self.compare(fn, sym, a, b) for a, b in pairs])
+        strict = {"lte": "lt", "gte": "gt"}.get(fn, fn)
+        strict_sym = sym.rstrip("=")
+        out = self.compare(fn, sym, *pairs[-1])
+        for a, b in reversed(pairs[:-1]):
+            out = Call("or", (self.compare(strict, strict_sym, a, b),
+                              Call("and", (self.compare("eq", "=", a, b), out), BOOL)), BOOL)
+        return out
 
     def _array(self, node: exp.Array) -> ScalarExpr:
         """ARRAY[a, b, ...]: the elements' common type; an empty ARRAY[] needs a cast."""
