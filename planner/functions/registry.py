@@ -129,7 +129,10 @@ def choose(name: str, cands: list[Overload], args: list[ScalarExpr]) -> tuple[Ov
         raise no_function(name, args)
     if len(viable) > 1:
         def exact(params) -> int:
-            return sum(p is ANY or a.type == p for a, p in zip(args, params))
+            # As PostgreSQL: by type, not modifier (character(3) is exactly character).
+            return sum(p is ANY or a.type == p or (a.type.kind is p.kind and p.kind is not TypeKind.ARRAY
+                                                   and p.precision is None and p.scale is None)
+                       for a, p in zip(args, params))
 
         def preferred(params) -> int:
             return sum(isinstance(p, SqlType) and a.type != p and _preferred(p) for a, p in zip(args, params))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, Literal, ScalarExpr
-from dataflow.types import BOOL, BYTEA, INT4, INT8, TEXT, TypeKind
+from dataflow.types import BOOL, BPCHAR, BYTEA, INT4, INT8, TEXT, TypeKind
 from planner.functions.registry import ANY, Overload, no_function, overloads
 from planner.patterns import check_regex
 
@@ -68,15 +68,6 @@ def _quote(kernel: str):
     def build(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
         return Call(kernel, (_as_text(args[0], ctx),), TEXT)
     return build
-
-
-def _octet_length(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
-    """octet_length(character) counts the padding (PostgreSQL has an overload for it), every
-    other text its bytes."""
-    a = args[0]
-    if isinstance(a, Cast) and a.arg.type.kind is TypeKind.BPCHAR:
-        a = a.arg
-    return Call("octet_length", (a,), INT4)
 
 
 # ---- regular expressions ----------------------------------------------------------------------
@@ -277,7 +268,9 @@ FUNCTIONS = overloads(
     Overload("ascii", (T,), INT4, kernel="ascii"),
     Overload("chr", (I,), TEXT, kernel="chr"),
     Overload("translate", (T, T, T), TEXT, kernel="translate"),
-    Overload("octet_length", (T,), INT4, build=_octet_length),
+    Overload("octet_length", (T,), INT4, kernel="octet_length"),
+    # character(n) counts its padding (its own overload, as in PostgreSQL).
+    Overload("octet_length", (BPCHAR,), INT4, kernel="octet_length"),
     Overload("bit_length", (T,), INT4, kernel="bit_length"),
     Overload("bit_length", (BYTEA,), INT4, kernel="bit_length"),
     Overload("starts_with", (T, T), BOOL, kernel="starts_with"),
