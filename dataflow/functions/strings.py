@@ -6,7 +6,7 @@ constants (counts, delimiters, fill strings, patterns) take the vectorised path 
 constants; when they are columns the rows are grouped by the argument's distinct values and each
 group runs the same vectorised kernel (`_grouped`), except where noted. Per-row (or per distinct
 value) Python is used only where Arrow has no kernel at all, each noted in its docstring: md5,
-chr, translate, initcap of strings with digits or non-ASCII letters, format with a non-constant
+chr, translate, initcap of strings with non-ASCII characters, format with a non-constant
 format string or `*` widths, and a few functions with several non-constant arguments.
 
 Errors carry PostgreSQL's SQLSTATE and wording; like PostgreSQL's strict functions they are
@@ -83,14 +83,21 @@ def _rowwise(fn: Callable, vals: list[pa.Array], out: pa.DataType) -> pa.Array:
     return pa.array([None if any(x is None for x in row) else fn(*row) for row in zip(*cols)], out)
 
 
-def _grouped(key: pa.Array, fn: Callable[[Any, np.ndarray], pa.Array], out: pa.DataType) -> pa.Array:
+_MAX_GROUPS = 64
+
+
+def _grouped(key: pa.Array, fn: Callable[[Any, np.ndarray], pa.Array], out: pa.DataType,
+             fallback: Callable[[], pa.Array] | None = None) -> pa.Array:
     """Run `fn(value, rows)` once per distinct non-NULL value of `key` (rows: the row indices
     holding it; fn returns an array aligned with them) and put the results back in row order;
     rows whose key is NULL give NULL. For per-row arguments (a column of counts, delimiters,
-    replacements) that usually take few distinct values: each group is one vectorised call."""
+    replacements) that usually take few distinct values: each group is one vectorised call.
+    With more than `_MAX_GROUPS` distinct values `fallback()` (per-row Python) answers instead."""
     key = _arr(key)
     n = len(key)
     enc = pc.dictionary_encode(key)
+    if fallback is not None and len(enc.dictionary) > _MAX_GROUPS:
+        return fallback()
     codes = pc.fill_null(enc.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
     order = np.argsort(codes, kind="stable")
     sorted_codes = codes[order]
@@ -128,7 +135,8 @@ def _strpos(vals: list[pa.Array], expr: Call) -> pa.Array:
     s, sub = _text(vals[0]), _text(vals[1])
     const, needle = _const(expr, 1)
     if not const:
-        return _grouped(sub, lambda v, rows: _strpos_const(_take(s, rows), v), pa.int32())
+        return _grouped(sub, lambda v, rows: _strpos_const(_take(s, rows), v), pa.int32(),
+                        lambda: _rowwise(lambda x, y: x.find(y) + 1, [s, sub], pa.int32()))
     if needle is None:
         return pa.nulls(len(s), pa.int32())
     return _strpos_const(s, needle)
@@ -137,10 +145,22 @@ def _strpos(vals: list[pa.Array], expr: Call) -> pa.Array:
 def _strpos_const(s: pa.Array, needle: str) -> pa.Array:
     if needle == "":
         return _null_where(pa.array(np.ones(len(s), np.int32)), _valid(s))
-    found = pc.greater_equal(pc.find_substring(s, needle), 0)
-    before = pc.list_element(pc.split_pattern(s, needle, max_splits=1), 0)
-    pos = pc.add(pc.utf8_length(before), 1).cast(pa.int32())
-    return pc.if_else(found, pos, pa.scalar(0, pa.int32()))
+    return pc.add(_char_index(s, pc.find_substring(s, needle)), 1).cast(pa.int32())
+
+
+def _char_index(s: pa.Array, byte_index: pa.Array) -> pa.Array:
+    """Byte offsets inside each string (-1: none) as character offsets: the same for ASCII
+    data, else the count of UTF-8 lead bytes before the offset (one cumulative sum)."""
+    if len(s) == 0 or pc.all(pc.string_is_ascii(s)).as_py() is not False:
+        return byte_index
+    data = np.frombuffer(s.buffers()[2], np.uint8)
+    offsets = np.frombuffer(s.buffers()[1], np.int32)[s.offset:s.offset + len(s) + 1].astype(np.int64)
+    leads = np.zeros(len(data) + 1, np.int64)
+    np.cumsum((data & 0xC0) != 0x80, out=leads[1:])
+    b = pc.fill_null(byte_index, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    start = offsets[:-1]
+    chars = np.where(b >= 0, leads[start + np.maximum(b, 0)] - leads[start], -1)
+    return _null_where(pa.array(chars, pa.int64()), _valid(byte_index))
 
 
 def _left_const(s: pa.Array, n: int) -> pa.Array:
@@ -155,14 +175,24 @@ def _right_const(s: pa.Array, n: int) -> pa.Array:
     return pc.utf8_slice_codeunits(s, -n if n > 0 else -n)  # negative n: all but the first |n|
 
 
-def _by_count(fn: Callable[[pa.Array, int], pa.Array]) -> Callable:
-    """A kernel of (text, integer) from a kernel of a text array and one integer."""
+def _left_one(x: str, n: int) -> str:
+    return x[:n]
+
+
+def _right_one(x: str, n: int) -> str:
+    return "" if n == 0 else x[-n:]
+
+
+def _by_count(fn: Callable[[pa.Array, int], pa.Array], one: Callable[[str, int], str]) -> Callable:
+    """A kernel of (text, integer) from a kernel of a text array and one integer (and the same
+    for one string, for counts with many distinct values)."""
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         s = _text(vals[0])
         const, n = _const(expr, 1)
         if const:
             return pa.nulls(len(s), STR) if n is None else fn(s, int(n))
-        return _grouped(vals[1], lambda v, rows: fn(_take(s, rows), int(v)), STR)
+        return _grouped(vals[1], lambda v, rows: fn(_take(s, rows), int(v)), STR,
+                        lambda: _rowwise(one, [s, vals[1]], STR))
     return run
 
 
@@ -199,7 +229,8 @@ def _pad(left: bool) -> Callable:
         if const_f:
             if fill is None:
                 return pa.nulls(len(s), STR)
-            return _grouped(vals[1], lambda v, rows: _pad_const(_take(s, rows), int(v), fill, left), STR)
+            return _grouped(vals[1], lambda v, rows: _pad_const(_take(s, rows), int(v), fill, left), STR,
+                            lambda: _rowwise(lambda x, k: _pad_one(x, k, fill, left), [s, vals[1]], STR))
         fills = _text(vals[2])
         return _rowwise(lambda x, k, f: _pad_one(x, k, f, left), [s, vals[1], fills], STR)
     return run
@@ -245,10 +276,18 @@ def _split_part(vals: list[pa.Array], expr: Call) -> pa.Array:
     const_d, delim = _const(expr, 1)
     if not const_d:
         d = _text(vals[1])
-        return _grouped(d, lambda v, rows: _split_part_const(_take(s, rows), v, _take(n, rows)), STR)
+        return _grouped(d, lambda v, rows: _split_part_const(_take(s, rows), v, _take(n, rows)), STR,
+                        lambda: _rowwise(_split_part_one, [s, d, n], STR))
     if delim is None:
         return pa.nulls(len(s), STR)
     return _split_part_const(s, delim, n)
+
+
+def _split_part_one(s: str, delim: str, n: int) -> str:
+    if n == 0:
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "field position must not be zero")
+    parts = s.split(delim) if delim else [s]
+    return parts[n - 1 if n > 0 else n] if abs(n) <= len(parts) else ""
 
 
 def _split_part_const(s: pa.Array, delim: str, n: pa.Array) -> pa.Array:
@@ -642,7 +681,9 @@ def _starts_with(vals: list[pa.Array], expr: Call) -> pa.Array:
         if prefix is None:
             return pa.nulls(len(s), pa.bool_())
         return pc.starts_with(s, prefix)
-    return _grouped(_text(vals[1]), lambda v, rows: pc.starts_with(_take(s, rows), v), pa.bool_())
+    prefix = _text(vals[1])
+    return _grouped(prefix, lambda v, rows: pc.starts_with(_take(s, rows), v), pa.bool_(),
+                    lambda: _rowwise(str.startswith, [s, prefix], pa.bool_()))
 
 
 _HEX = np.frombuffer(b"0123456789abcdef", np.uint8)
@@ -693,17 +734,37 @@ def _initcap_one(s: str) -> str:
 
 def _initcap(vals: list[pa.Array], expr: Call) -> pa.Array:
     """The first letter of each word upper case, the rest lower case; a word is a run of
-    letters and digits. Arrow's title case agrees on ASCII strings without digits (its words
-    are runs of cased letters); other strings go through Python, once per distinct value."""
+    letters and digits. ASCII strings are done on the bytes of the whole batch with NumPy;
+    strings with other characters go through Python once per distinct value."""
     s = _text(vals[0])
-    titled = pc.ascii_title(s)
-    other = pc.fill_null(pc.or_(pc.invert(pc.string_is_ascii(s)), pc.match_substring_regex(s, "[0-9]")), False)
+    out = _initcap_ascii(s)
+    other = pc.fill_null(pc.invert(pc.string_is_ascii(s)), False)
     if not pc.any(other).as_py():
-        return titled
+        return out
     odd = s.filter(other)
     uniq = pc.unique(odd)
     fixed = pa.array([_initcap_one(x) for x in uniq.to_pylist()], STR).take(pc.index_in(odd, uniq))
-    return pc.replace_with_mask(titled, other, fixed)
+    return pc.replace_with_mask(out, other, fixed)
+
+
+def _initcap_ascii(s: pa.Array) -> pa.Array:
+    if len(s) == 0 or s.buffers()[2] is None:
+        return s
+    offsets = np.frombuffer(s.buffers()[1], np.int32)[s.offset:s.offset + len(s) + 1]
+    base, stop = int(offsets[0]), int(offsets[-1])
+    data = np.frombuffer(s.buffers()[2], np.uint8)[base:stop].copy()
+    lower = (data >= 0x61) & (data <= 0x7A)
+    upper = (data >= 0x41) & (data <= 0x5A)
+    alnum = lower | upper | ((data >= 0x30) & (data <= 0x39))
+    after_alnum = np.zeros(len(data), bool)
+    after_alnum[1:] = alnum[:-1]
+    starts = offsets[:-1].astype(np.int64) - base
+    after_alnum[starts[starts < len(data)]] = False  # each string starts a new word
+    data[lower & ~after_alnum] -= 32
+    data[upper & after_alnum] += 32
+    new_offsets = (offsets.astype(np.int64) - base).astype(np.int32)
+    res = pa.Array.from_buffers(STR, len(s), [None, pa.py_buffer(new_offsets.tobytes()), pa.py_buffer(data.tobytes())])
+    return _null_where(res, _valid(s))
 
 
 # ---- overlay ----------------------------------------------------------------------------------
@@ -923,7 +984,7 @@ def _check_n(expr: Call) -> None:
 
 
 KERNELS = {
-    "strpos": _strpos, "left": _by_count(_left_const), "right": _by_count(_right_const),
+    "strpos": _strpos, "left": _by_count(_left_const, _left_one), "right": _by_count(_right_const, _right_one),
     "repeat": _repeat, "reverse": _reverse, "initcap": _initcap,
     "lpad": _pad(True), "rpad": _pad(False), "split_part": _split_part,
     "concat_any": _concat_any, "concat_ws": _concat_ws, "bool_out": _bool_out, "format": _format,
