@@ -30,7 +30,7 @@ DDL = "CREATE TABLE s (a text, u text, w text, n int, b bigint, k int, c char(8)
 
 CASES: dict[str, list[str]] = {
     "baseline": ["a || 'x'", "length(a)", "upper(a)"],
-    "positions": ["strpos(a, 'e')", "position('x' in u)", "starts_with(a, 'ab')", "strpos(a, w)"],
+    "positions": ["strpos(a, 'e')", "position('x' in u)", "starts_with(a, 'ab')", "strpos(a, w) (py)"],
     "slices": ["left(a, 3)", "right(a, -2)", "left(a, k)", "reverse(a)", "overlay(a placing 'XY' from 2 for 1)",
                "split_part(a, '-', 2)", "split_part(a, '-', -1)", "split_part(a, '-', k)"],
     "padding": ["lpad(a, 12)", "rpad(a, 12, '*')", "lpad(a, 16, 'ab')", "rpad(a, k, 'xy')", "repeat(w, 3)",
@@ -39,8 +39,8 @@ CASES: dict[str, list[str]] = {
                "format('%I=%L', w, a)", "format('%5s|%-8s|', w, n)"],
     "quoting": ["quote_ident(w)", "quote_literal(a)", "quote_nullable(n)"],
     "codes": ["ascii(a)", "chr(abs(n) % 1000 + 32) (py)", "to_hex(n)", "to_hex(b)", "octet_length(u)", "bit_length(c)",
-              "md5(a) (py)", "md5(w) (py)", "translate(a, 'aeiou', 'AEIOU') (py)", "translate(w, 'aeiou', 'AEIOU') (py)",
-              "initcap(w)", "initcap(a) (py)"],
+              "md5(a) (py)", "md5(w) (py)", "translate(a, 'aeiou', 'AEIOU')", "translate(a, 'ab', 'ba') (py)",
+              "translate(w, 'ab', 'ba') (py)", "initcap(a)", "initcap(u) (py)"],
     "regex": ["regexp_replace(a, '[0-9]+', '#', 'g')", "regexp_replace(a, '(\\w)(\\w)', '\\2\\1')",
               "regexp_count(a, '[aeiou]')", "regexp_like(a, '^ab', 'i')", "regexp_substr(a, '[0-9]+')",
               "regexp_instr(a, '-')"],

@@ -649,8 +649,9 @@ def _translate_table(frm: str, to: str) -> dict:
 
 
 def _translate(vals: list[pa.Array], expr: Call) -> pa.Array:
-    """translate(s, from, to): str.translate once per distinct string (Arrow has no
-    character-mapping kernel); per row when from/to are not constants."""
+    """translate(s, from, to): one replace_substring per character when no replacement is
+    itself a character to replace (the usual case); else str.translate once per distinct
+    string (Arrow has no character-mapping kernel); per row when from/to are not constants."""
     s = _text(vals[0])
     cf, frm = _const(expr, 1)
     ct, to = _const(expr, 2)
@@ -658,6 +659,12 @@ def _translate(vals: list[pa.Array], expr: Call) -> pa.Array:
         if frm is None or to is None:
             return pa.nulls(len(s), STR)
         table = _translate_table(frm, to)
+        targets = {v for v in table.values() if v}
+        if len(table) <= 16 and not any(ord(v) in table for v in targets):
+            # No replacement is itself replaced: one Arrow pass per character.
+            for code, v in table.items():
+                s = pc.replace_substring(s, chr(code), v or "")
+            return s
         uniq = pc.unique(s)
         out = pa.array([None if x is None else x.translate(table) for x in uniq.to_pylist()], STR)
         return out.take(pc.index_in(s, uniq))
