@@ -708,7 +708,7 @@ class ScalarLowerer:
                 elif isinstance(v, exp.Expression):
                     arg_nodes.append(v)
         name = {"char_length": "length", "character_length": "length", "ceiling": "ceil",
-                "substring": "substr", "trim": "btrim"}.get(name, name)
+                "substring": "substr", "trim": "btrim", "strposition": "strpos"}.get(name, name)
         name = _SPECIAL_NAMES.get(type(node), name)
         if name == "coalesce":
             # Arguments after a non-NULL constant are never evaluated (nor folded).
@@ -819,5 +819,5 @@ def expr_name(node: exp.Expression) -> str:
         return "bool"
     if isinstance(node, exp.Func) and not isinstance(node, (exp.Binary, exp.Connector)):
         key = node.key.lower()
-        return {"ceil": "ceil", "trim": "btrim"}.get(key, key)
+        return {"ceil": "ceil", "trim": "btrim", "strposition": "position"}.get(key, key)
     return "?column?"

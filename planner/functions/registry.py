@@ -105,6 +105,14 @@ def _preferred(t: SqlType) -> bool:
     return t in (FLOAT8, TEXT, TIMESTAMPTZ)
 
 
+def _same_type(a: SqlType, p: SqlType) -> bool:
+    """One PostgreSQL type whatever its modifier: numeric(10,2) matches numeric exactly."""
+    if a.kind is not p.kind:
+        return False
+    return a.kind is not TypeKind.ARRAY or a == p or (a.element is not None and p.element is not None
+                                                     and a.element.kind is p.element.kind)
+
+
 def _category(t: SqlType) -> str:
     if t.is_numeric_family:
         return "N"
@@ -129,10 +137,11 @@ def choose(name: str, cands: list[Overload], args: list[ScalarExpr]) -> tuple[Ov
         raise no_function(name, args)
     if len(viable) > 1:
         def exact(params) -> int:
-            return sum(p is ANY or a.type == p for a, p in zip(args, params))
+            return sum(p is ANY or _same_type(a.type, p) for a, p in zip(args, params))
 
         def preferred(params) -> int:
-            return sum(isinstance(p, SqlType) and a.type != p and _preferred(p) for a, p in zip(args, params))
+            return sum(isinstance(p, SqlType) and not _same_type(a.type, p) and _preferred(p)
+                       for a, p in zip(args, params))
 
         def unknown_as_text(params) -> int:
             return sum(a.type.kind is TypeKind.UNKNOWN and isinstance(p, SqlType) and _category(p) == "S"
