@@ -1,5 +1,67 @@
-"""Kernels of the system functions (signatures: `planner.functions.system`)."""
+"""Kernels of the system information functions (signatures: `planner.functions.system`).
+
+format_type names a type by its OID and type modifier as PostgreSQL's format_type does
+(`format_type(1043, 14)` is 'character varying(10)'); one Python call per distinct pair.
+"""
 
 from __future__ import annotations
 
-KERNELS: dict = {}
+import pyarrow as pa
+
+from dataflow.expr import Call
+from dataflow.types import ARRAY_OIDS, SqlType, TypeKind, array_of, bpchar, numeric, varchar
+
+
+def _arr(x) -> pa.Array:
+    return x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
+
+
+def _types_by_oid() -> dict[int, SqlType]:
+    out = {}
+    for kind in TypeKind:
+        if kind in (TypeKind.UNKNOWN, TypeKind.ARRAY):
+            continue
+        t = SqlType(kind)
+        out[t.oid] = t
+        if kind in ARRAY_OIDS:
+            out[ARRAY_OIDS[kind]] = array_of(t)
+    out[19] = SqlType(TypeKind.TEXT)  # name
+    return out
+
+
+_BY_OID = _types_by_oid()
+_NAMES = {19: "name", 26: "oid", 2205: "regclass", 2206: "regtype", 24: "regproc", 18: '"char"',
+          705: "unknown", 2249: "record", 2278: "void", 16: "boolean"}
+
+
+def type_name(oid: int, typmod: int | None) -> str:
+    if oid in _NAMES:
+        return _NAMES[oid]
+    t = _BY_OID.get(oid)
+    if t is None:
+        return "???"
+    mod = typmod if typmod is not None and typmod >= 0 else None
+    if mod is not None:
+        if t.kind is TypeKind.VARCHAR:
+            return varchar(mod - 4).name
+        if t.kind is TypeKind.BPCHAR:
+            return bpchar(mod - 4).name
+        if t.kind is TypeKind.NUMERIC:
+            return numeric((mod - 4) >> 16, (mod - 4) & 0xFFFF).name
+    if t.kind is TypeKind.BPCHAR:
+        return "character"
+    return t.name
+
+
+def _format_type(vals: list[pa.Array], expr: Call) -> pa.Array:
+    oids, mods = _arr(vals[0]).to_pylist(), _arr(vals[1]).to_pylist()
+    return pa.array([None if o is None else type_name(o, m) for o, m in zip(oids, mods)], pa.string())
+
+
+def _get_userbyid(vals: list[pa.Array], expr: Call) -> pa.Array:
+    oids = _arr(vals[0]).to_pylist()
+    return pa.array([None if o is None else ("slipstream" if o == 10 else f"unknown (OID={o})") for o in oids],
+                    pa.string())
+
+
+KERNELS = {"format_type": _format_type, "pg_get_userbyid": _get_userbyid}

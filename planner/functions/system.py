@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Literal, ScalarExpr
-from dataflow.types import BOOL, INT4, TEXT, SqlType
+from dataflow.types import BOOL, INT4, INT8, TEXT, SqlType, array_of
 from planner.functions.registry import ANY, Overload, overloads
 
 if TYPE_CHECKING:
@@ -69,6 +69,30 @@ def _pid(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
 
 _user = _constant(lambda ctx: ctx.session.user)
 
+# The one role every session runs as, by PostgreSQL's bootstrap superuser OID.
+SUPERUSER_OID = 10
+
+
+def _current_schemas(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    include_implicit = isinstance(args[0], Literal) and args[0].value is True
+    schemas = (["pg_catalog"] if include_implicit else []) + [s for s in ctx.search_path if s == "public"]
+    return Literal("{" + ",".join(schemas) + "}", array_of(TEXT))
+
+
+def _always(value: bool):
+    def build(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+        return Literal(value, BOOL)
+    return build
+
+
+def _null_text(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    return Literal(None, TEXT)
+
+
+def _set_config(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "set_config() is not supported yet",
+                   hint="Use SET name = value (or SET LOCAL) instead.")
+
 FUNCTIONS = overloads(
     Overload("version", (), TEXT, build=_constant(lambda ctx: VERSION)),
     Overload("current_database", (), TEXT, build=_constant(lambda ctx: ctx.database)),
@@ -82,4 +106,21 @@ FUNCTIONS = overloads(
     Overload("current_setting", (TEXT, BOOL), TEXT, build=_setting),
     Overload("pg_backend_pid", (), INT4, build=_pid),
     Overload("pg_typeof", (ANY,), TEXT, build=_typeof),
+    Overload("current_schemas", (BOOL,), array_of(TEXT), build=_current_schemas),
+    Overload("format_type", (INT8, INT4), TEXT, kernel="format_type"),
+    Overload("pg_get_userbyid", (INT8,), TEXT, kernel="pg_get_userbyid"),
+    # One superuser owns everything: every privilege is held.
+    *(Overload(f"has_{what}_privilege", args, BOOL, build=_always(True))
+      for what in ("table", "schema", "database", "column", "function", "sequence", "any_column")
+      for args in ((ANY, TEXT), (ANY, ANY, TEXT), (ANY, ANY, ANY, TEXT))),
+    # Objects carry no comments yet.
+    Overload("obj_description", (INT8, TEXT), TEXT, build=_null_text),
+    Overload("obj_description", (INT8,), TEXT, build=_null_text),
+    Overload("col_description", (INT8, INT4), TEXT, build=_null_text),
+    Overload("shobj_description", (INT8, TEXT), TEXT, build=_null_text),
+    # Every object lives in public, which is on every search path we serve.
+    Overload("pg_table_is_visible", (INT8,), BOOL, kernel="is_not_null"),
+    Overload("pg_type_is_visible", (INT8,), BOOL, kernel="is_not_null"),
+    Overload("pg_function_is_visible", (INT8,), BOOL, kernel="is_not_null"),
+    Overload("set_config", (TEXT, TEXT, BOOL), TEXT, build=_set_config),
 )
