@@ -48,6 +48,26 @@ def _keep_library_calls_as_typed() -> None:
     for table in (Postgres.Parser.FUNCTIONS, Postgres.Parser.FUNCTION_PARSERS):
         for name in [k for k in table if k.lower() in LIBRARY and k.lower() not in _SPECIAL_SYNTAX]:
             del table[name]
+    # Names PostgreSQL does not have (IFNULL, NVL, LEN, HEX, DATE_ADD, ...) would otherwise be
+    # read as the function sqlglot maps them to: they stay plain calls, and fail with 42883
+    # naming what the user wrote, as in PostgreSQL.
+    from planner.scalar import POSTGRES_FUNCTIONS
+    keep = _POSTGRES_BUILTINS | POSTGRES_FUNCTIONS
+    table = Postgres.Parser.FUNCTIONS
+    for name in [k for k in table if k.lower() not in keep]:
+        del table[name]
+
+
+# PostgreSQL functions sqlglot builds nodes for that the planner reads by their node (aggregates,
+# the CASE-like functions, the string functions with their own syntax).
+_POSTGRES_BUILTINS = frozenset("""
+    count sum min max avg coalesce greatest least nullif abs floor ceil ceiling round lower upper
+    length char_length character_length replace substring substr trim btrim ltrim rtrim
+    bool_and bool_or every stddev stddev_pop stddev_samp variance var_pop var_samp array_agg
+    json_agg jsonb_agg string_agg json_object_agg jsonb_object_agg percentile_cont percentile_disc
+    mode row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value
+    nth_value array extract cast position overlay
+    """.split())
 
 
 # Library functions with SQL syntax of their own (EXTRACT(field FROM x)): sqlglot parses them.

@@ -202,7 +202,7 @@ _KEYWORD_FUNCTIONS = frozenset({"user", "current_role", "current_catalog"})
 
 
 # PostgreSQL built-ins not implemented yet: refused as unsupported (0A000), not as unknown.
-_POSTGRES_FUNCTIONS = frozenset("""
+POSTGRES_FUNCTIONS = _POSTGRES_FUNCTIONS = frozenset("""
     sqrt cbrt power pow exp ln log log10 mod sign trunc pi degrees radians sin cos tan asin acos atan
     atan2 div gcd lcm factorial random width_bucket scale position strpos left right repeat reverse
     initcap lpad rpad split_part concat concat_ws md5 sha256 ascii chr translate octet_length
@@ -723,7 +723,7 @@ class ScalarLowerer:
             if (want is not None and len(args) != want) or not all(a.type.is_text for a in args) or not args:
                 if library.known(name):  # other overloads (length(bytea))
                     return library.resolve_function(name, args, ctx)
-                raise _no_func(name, [resolve_unknown(a, ctx) for a in args])
+                raise _no_func(name, args)
             args = [coerce(a, TEXT, ctx) for a in args]
             return Call(name, tuple(args), INT4 if name == "length" else TEXT)
         if name == "substr":
@@ -785,7 +785,7 @@ class ScalarLowerer:
         if not isinstance(node, exp.Anonymous):
             # A function sqlglot knows by another name (StrPosition, ...): name it as written.
             raise unsupported(f"function {node.sql(dialect='postgres').split('(')[0].strip().lower()}")
-        raise _no_func(name, [resolve_unknown(a, ctx) for a in args])
+        raise _no_func(name, args)  # untyped literals print as unknown, as in PostgreSQL
 
 
 def expr_name(node: exp.Expression) -> str:

@@ -36,7 +36,7 @@ def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> S
 
     cands = FUNCTIONS.get(name)
     if not cands:
-        raise no_function(name, [resolve_unknown(a, ctx) for a in args])
+        raise no_function(name, args)
     overload, params = choose(name, cands, args)
     # An "any" argument stays as it is for a plan-time builder (pg_typeof('x') is unknown) and
     # becomes text for a kernel.
