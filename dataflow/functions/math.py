@@ -470,12 +470,48 @@ def _fit(d: Decimal, what: Callable[[], str]) -> Decimal:
 
 
 def _n_sqrt(x: Decimal, ds: int) -> Decimal:
+    """numeric.c numeric_sqrt on a Decimal (see `_sqrt_unscaled` for the kernel's integer form)."""
     if x < 0:
         raise _negative_sqrt()
-    weight = _nbase(x)[0] if x else 0
-    sweight = (weight + 1) * 4 // 2 - 1
-    rscale = _clamp_scale(max(NUMERIC_MIN_SIG_DIGITS - sweight, ds))
-    return _round(x.sqrt(_ctx(rscale + x.adjusted() // 2 + 2)), rscale)
+    sign, digits, exponent = x.as_tuple()
+    unscaled = int("".join(map(str, digits)))
+    return Decimal(_sqrt_unscaled(unscaled, -exponent, ds)).scaleb(-_SCALE, _WIDE)
+
+
+def _sqrt_unscaled(u: int, scale: int, floor: int) -> int:
+    """sqrt(u / 10^scale) (u >= 0) as PostgreSQL's numeric_sqrt rounds it - to
+    max(16 - (its decimal weight), display scale) digits, half away from zero - then rounded to
+    16 digits, as an unscaled integer at scale 16. Exact integer arithmetic (math.isqrt).
+
+    >>> _sqrt_unscaled(2, 0, 0), _sqrt_unscaled(1, 4, 0)   # sqrt(2) at 15 digits, sqrt(0.0001)
+    (14142135623730950, 100000000000000)
+    """
+    if u == 0:
+        return 0
+    text = str(u)
+    ds = max(scale - (len(text) - len(text.rstrip("0"))), 0, floor)  # digits the value shows
+    weight = (len(text) - 1 - scale) // 4  # of the first base-10000 digit
+    rscale = _clamp_scale(max(NUMERIC_MIN_SIG_DIGITS - ((weight + 1) * 2 - 1), ds))
+    e = 2 * rscale - scale  # the root at rscale digits is sqrt(u * 10^e), rounded
+    if e >= 0:
+        r = (math.isqrt(4 * u * 10 ** e) + 1) // 2
+    else:
+        k = (1 - e) // 2
+        r = (math.isqrt(u * 10 ** (e + 2 * k)) + 5 * 10 ** (k - 1)) // 10 ** k
+    if rscale > _SCALE:
+        step = 10 ** (rscale - _SCALE)
+        return (r + step // 2) // step
+    return r * 10 ** (_SCALE - rscale)
+
+
+def _n_sqrt_kernel(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """sqrt(numeric): integer square roots per distinct value (`_sqrt_unscaled`)."""
+    floor = _dscale_floor(expr.args[0])
+    u, inv, valid, scale = _distinct(_arr(vals[0]))
+    _raise_first([(valid & (u[inv] < 0), _negative_sqrt)])
+    roots = np.array([_sqrt_unscaled(int(v), scale, floor) if v > 0 else 0 for v in u.tolist()] + [0],
+                     dtype=object)
+    return _numeric_out(roots[np.where(valid, inv, len(u))], valid, _SCALE, lambda i: "sqrt")
 
 
 def _n_ln(x: Decimal, ds: int) -> Decimal:
@@ -952,7 +988,7 @@ KERNELS = {
     "math_f_width_bucket": _f_width_bucket,
     "math_pi": _pi,
     "math_random": _random,
-    "math_n_sqrt": _numeric_fn(_n_sqrt, "sqrt"),
+    "math_n_sqrt": _n_sqrt_kernel,
     "math_n_exp": _numeric_fn(_n_exp, "exp"),
     "math_n_ln": _numeric_fn(_n_ln, "ln"),
     "math_n_log10": _numeric_fn(lambda x, ds: _n_log(Decimal(10), x, 0, ds), "log"),
