@@ -399,10 +399,17 @@ def _ctx(digits: int) -> Context:
 
 
 def _dscale(d: Decimal) -> int:
-    """The digits after the point a value shows (without trailing zeros)."""
-    if d == 0:
-        return 0
-    return max(0, -d.normalize(_WIDE).as_tuple().exponent)
+    """The digits after the point a value shows (arguments come normalized: `_decimal`)."""
+    return max(0, -d.as_tuple().exponent)
+
+
+def _decimal(unscaled: int, scale: int) -> Decimal:
+    """unscaled / 10^scale as a Decimal without trailing zeros."""
+    if unscaled == 0:
+        return Decimal(0)
+    text = str(unscaled)
+    digits = text.rstrip("0")
+    return Decimal(f"{digits}E{len(text) - len(digits) - scale}")
 
 
 def _groups(d: Decimal) -> tuple[int, list[int]]:
@@ -733,7 +740,7 @@ def _per_distinct(vals: list[pa.Array], compute: Callable[..., Any], out: pa.Dat
             args = []
             for (u, _, _, scale), j, is_dec in zip(cols, combos[k], decimals):
                 raw = int(u[j])
-                args.append(Decimal(raw).scaleb(-scale, _WIDE) if is_dec else raw)
+                args.append(_decimal(raw, scale) if is_dec else raw)
             results[k] = compute(*args)
     distinct = pa.array(results, out)
     taken = distinct.take(pa.array(inverse.reshape(-1)))
