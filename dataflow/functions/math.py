@@ -496,9 +496,11 @@ def _sqrt_unscaled(u: int, scale: int, floor: int) -> int:
     if u == 0:
         return 0
     text = str(u)
-    ds = max(scale - (len(text) - len(text.rstrip("0"))), 0, floor)  # digits the value shows
-    weight = (len(text) - 1 - scale) // 4  # of the first base-10000 digit
-    rscale = _clamp_scale(max(NUMERIC_MIN_SIG_DIGITS - ((weight + 1) * 2 - 1), ds))
+    n = len(text)
+    ds = scale - (n - len(text.rstrip("0")))  # digits the value shows
+    # 16 - (the root's decimal weight: 2 * weight + 1, weight of the first base-10000 digit)
+    rscale = 15 - 2 * ((n - 1 - scale) // 4)
+    rscale = min(max(rscale, ds, floor, 0), NUMERIC_MAX_DISPLAY_SCALE)
     e = 2 * rscale - scale  # the root at rscale digits is sqrt(u * 10^e), rounded
     if e >= 0:
         r = (math.isqrt(4 * u * 10 ** e) + 1) // 2
@@ -711,11 +713,21 @@ def _dscale_floor(e: ScalarExpr) -> int:
 
 def _distinct(a: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(distinct unscaled values, index of each row's value, validity, scale) of an integer or
-    decimal array."""
+    decimal array; NULL rows get index 0."""
+    a = _arr(a)
     fast = to_unscaled_i64(a)
-    v, valid = fast if fast is not None else to_unscaled(a)
-    u, inv = np.unique(v, return_inverse=True)
-    return u, inv.reshape(-1), valid, scale_of(_arr(a).type)
+    if fast is not None:
+        v, valid = fast
+        u, inv = np.unique(v, return_inverse=True)
+        return u, inv.reshape(-1), valid, scale_of(a.type)
+    # Wide decimals: Arrow hashes the 128-bit values; Python ints only for the distinct ones.
+    valid = _valid(a)
+    encoded = a.dictionary_encode()
+    inv = pc.fill_null(encoded.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    u, _ = to_unscaled(encoded.dictionary)
+    if not len(u):
+        u = np.zeros(1, dtype=object)
+    return u, inv, valid, scale_of(a.type)
 
 
 def _per_distinct(vals: list[pa.Array], compute: Callable[..., Any], out: pa.DataType,
@@ -731,15 +743,24 @@ def _per_distinct(vals: list[pa.Array], compute: Callable[..., Any], out: pa.Dat
     rows = np.flatnonzero(valid)
     if not len(rows):
         return pa.nulls(n, out)
-    keys = np.stack([c[1][rows] for c in cols], axis=1)
-    combos, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    # One int64 key per row for its combination of distinct values (renumbered whenever the
+    # product of the counts grows large).
+    keys, size = cols[0][1][rows], len(cols[0][0])
+    for u, inv, _, _ in cols[1:]:
+        if size * len(u) >= 2 ** 62:
+            _, keys = np.unique(keys, return_inverse=True)
+            size = int(keys.max()) + 1
+        keys, size = keys * len(u) + inv[rows], size * len(u)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    representative = rows[first]  # a row holding each combination
     order = np.argsort(first, kind="stable")
-    results: list[Any] = [None] * len(combos)
+    results: list[Any] = [None] * len(first)
     with localcontext(_WIDE):  # + - * of Decimals are exact in here
-        for k in order:
+        for k in order.tolist():
+            r = representative[k]
             args = []
-            for (u, _, _, scale), j, is_dec in zip(cols, combos[k], decimals):
-                raw = int(u[j])
+            for (u, inv, _, scale), is_dec in zip(cols, decimals):
+                raw = int(u[inv[r]])
                 args.append(_decimal(raw, scale) if is_dec else raw)
             results[k] = compute(*args)
     distinct = pa.array(results, out)
