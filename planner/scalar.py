@@ -409,6 +409,10 @@ class ScalarLowerer:
             return self._array(node)
         if isinstance(node, exp.Bracket):
             return self._subscript(node)
+        if isinstance(node, (exp.Sqrt, exp.Cbrt)):
+            # sqlglot reads the prefix operators |/ and ||/ binding tighter than PostgreSQL does
+            # (`|/ 2 + 1` is |/ 3 there): refused rather than answered differently.
+            raise unsupported("the prefix operators |/ and ||/ (write sqrt() or cbrt())")
         if isinstance(node, exp.Func):
             return self._function(node)
         raise unsupported(f"expression {node.sql(dialect='postgres')!r}")

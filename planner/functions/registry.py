@@ -161,6 +161,13 @@ def choose(name: str, cands: list[Overload], args: list[ScalarExpr]) -> tuple[Ov
             if len(viable) == 1:
                 break
     if len(viable) > 1:
+        if not (name[-1].isalnum() or name[-1] == "_"):  # an operator: `~ unknown`, `unknown & unknown`
+            sym = name.removeprefix("array")
+            sig = " ".join([args[0].type.name, sym, args[1].type.name] if len(args) == 2
+                           else [sym, args[0].type.name])
+            raise SqlError("42725", f"operator is not unique: {sig}",
+                           hint="Could not choose a best candidate operator. "
+                                "You might need to add explicit type casts.")
         sig = ", ".join(a.type.name for a in args)
         raise SqlError("42725", f"function {name}({sig}) is not unique",
                        hint="Could not choose a best candidate function. "

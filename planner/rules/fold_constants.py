@@ -18,9 +18,10 @@ import pyarrow as pa
 from dataflow.expr import Call, Cast, If, Literal, ScalarExpr
 from dataflow.types import TypeKind
 from planner.context import ParamSlot
+from planner.functions import VOLATILE_KERNELS
 
 # Not constant even with constant arguments.
-_VOLATILE = frozenset({"mz_now"})
+_VOLATILE = frozenset({"mz_now"}) | VOLATILE_KERNELS
 _ONE_ROW = pa.table({"_": pa.array([0], pa.int8())})
 
 

@@ -132,7 +132,7 @@ def test_matches_postgres(sql, db, pg):
 
 
 @pytest.mark.parametrize("sql", [
-    "SELECT ROW(1, 2)", "SELECT sqrt(16)", "SELECT regexp_replace('abc', 'b*', 'x', 'g')",
+    "SELECT ROW(1, 2)", "SELECT scale(1.50)", "SELECT regexp_replace('abc', 'b*', 'x', 'g')",
     "SELECT i FROM t WHERE (i, j) IN (SELECT 1, -7)",
 ])
 def test_missing_postgres_features_are_refused_with_0A000(sql, db, pg):
