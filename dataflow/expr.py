@@ -72,14 +72,42 @@ ScalarExpr = Union[ColumnRef, Literal, Call, If, Cast]
 
 @dataclass(frozen=True)
 class AggregateExpr:
-    """One aggregate of a Reduce. `func` is count_star, count, sum, min, max or avg;
-    `arg` is None only for count_star. `type` is the result type (count -> int8,
-    sum(int4|int8) -> int8|numeric as in PostgreSQL, avg(int) -> numeric, ...)."""
+    """One aggregate of a Reduce.
+
+    `func`: count_star, count, sum, min, max, avg, bool_and, bool_or, var_samp, var_pop,
+    stddev_samp, stddev_pop, string_agg. `arg` is None only for count_star. `type` is the
+    result type, as in PostgreSQL (count -> int8, sum(int4|int8) -> int8|numeric, avg(int) ->
+    numeric, var_samp(int|numeric) -> numeric, var_samp(float) -> float8, ...).
+    `extra`: further arguments (string_agg's delimiter). `order_by`: ORDER BY inside the call
+    as (key, descending, nulls_last), kept only where the order changes the result
+    (string_agg). `distinct`: the aggregate sees each distinct argument (tuple) once.
+
+    FILTER (WHERE c) has no field of its own: the planner wraps every input in
+    `If(c, input, NULL)`, and every aggregate here ignores rows whose `arg` is NULL
+    (count(*) FILTER becomes count of `If(c, true, NULL)`).
+    """
 
     func: str
     arg: ScalarExpr | None
     type: SqlType
     distinct: bool = False
+    extra: tuple[ScalarExpr, ...] = ()
+    order_by: tuple[tuple[ScalarExpr, bool, bool], ...] = ()
+
+    def inputs(self) -> tuple[ScalarExpr, ...]:
+        """Every expression the aggregate reads per row: arg, extra args, order keys."""
+        head = () if self.arg is None else (self.arg,)
+        return head + self.extra + tuple(k for k, _, _ in self.order_by)
+
+    def with_inputs(self, exprs: tuple[ScalarExpr, ...]) -> "AggregateExpr":
+        """The same aggregate over replaced input expressions (in `inputs()` order)."""
+        exprs = tuple(exprs)
+        i = 0 if self.arg is None else 1
+        arg = None if self.arg is None else exprs[0]
+        extra = exprs[i:i + len(self.extra)]
+        keys = exprs[i + len(self.extra):]
+        order_by = tuple((k, d, n) for k, (_, d, n) in zip(keys, self.order_by))
+        return AggregateExpr(self.func, arg, self.type, self.distinct, extra, order_by)
 
 
 def columns_used(expr: ScalarExpr) -> set[int]:

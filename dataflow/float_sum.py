@@ -58,7 +58,13 @@ class ExactFloatSums:
         mant, exp = np.frexp(values)
         m = (np.abs(mant) * 2.0 ** 53).astype(np.uint64)  # exact: |m| < 2**53
         pos = (exp.astype(np.int64) - 53) - _BASE  # bit position of m's least significant bit
-        d = np.where(values < 0, -diff, diff).astype(np.int64)
+        self.add_mantissas(slots, m, pos, np.where(values < 0, -diff, diff).astype(np.int64))
+
+    def add_mantissas(self, slots: np.ndarray, m: np.ndarray, pos: np.ndarray, d: np.ndarray) -> None:
+        """Add m[i] * 2**pos[i] * d[i] (bit positions from 0 = this accumulator's unit; m
+        uint64 below 2**54) to the sum of slots[i]. `add` feeds the mantissas of doubles; the
+        reduce's variance feeds the exact parts of squares at a unit of its own."""
+        d = d.astype(np.int64)
         slots = slots.astype(np.int64)
         # A multiplicity of 2**20 or more is split: v * d = v * (d mod 2**20) + (v * 2**20) * (d div 2**20),
         # and v * 2**20 is the same mantissa 20 bits higher. Every part then weighs < 2**52.

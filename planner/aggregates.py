@@ -7,6 +7,17 @@ each aggregate call and each GROUP BY expression by a column of the Reduce's out
 >>> # SELECT region, count(*) + 1 FROM c GROUP BY region   over c(id int8, region text)
 >>> # Reduce(Get(c), (1,), (count_star,)) then Map(Call('add', (ColumnRef(1, INT8), 1::int8)))
 
+Aggregates: count, sum, min, max, avg (sqlglot's classes), and the plain calls of
+`planner.functions.aggregates` (bool_and, bool_or, every, variance/var_samp, var_pop,
+stddev/stddev_samp, stddev_pop, string_agg), resolved with PostgreSQL's overload rules. Modifiers:
+
+* `DISTINCT`: `AggregateExpr.distinct` (the engine counts each distinct argument tuple once).
+* `FILTER (WHERE c)`: every input of the aggregate becomes `If(c, input, NULL)`; all our
+  aggregates skip rows whose argument is NULL, so that is exactly FILTER (and a filtered-out
+  row's inputs are never evaluated). `count(*) FILTER (WHERE c)` is count(If(c, true, NULL)).
+* `ORDER BY` inside the call: kept for string_agg (the only one whose value depends on the
+  order), checked and dropped for the others. With DISTINCT, the keys must be arguments (42P10).
+
 A global aggregate (no GROUP BY) must return one row even on empty input:
     Union_(R, Constant(defaults), Negate(Map(Project(R, ()), defaults)))
 where defaults are 0 for count and NULL for the rest.
@@ -16,16 +27,49 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dataflow.errors import SqlError, SqlState
-from dataflow.expr import AggregateExpr, Call, ColumnRef, Literal, ScalarExpr
+from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.expr import AggregateExpr, Call, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
-from dataflow.types import INT8, TypeKind
+from dataflow.types import BOOL, FLOAT8, INT8, NUMERIC, TEXT, SqlType, TypeKind
 from planner.context import PlanContext
-from planner.scalar import AGGREGATES, ScalarLowerer, coerce, resolve_unknown
+from planner.functions.aggregates import AGGREGATE_FUNCTIONS
+from planner.functions.registry import choose, no_function
+from planner.scalar import ScalarLowerer, coerce, expr_name, is_aggregate, resolve_unknown, to_bool
 from planner.scope import Scope
-from planner.typing import aggregate_type
+from planner.typing import is_float
 
 _FUNC = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
+# Aggregates whose value depends on the order of their input (ORDER BY inside the call).
+_ORDERED = frozenset({"string_agg"})
+_NO_FUNCTION_HINT = "No function matches the given name and argument types. You might need to add explicit type casts."
+
+
+def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
+    """Result types of count, sum, min, max and avg as in PostgreSQL: sum(int4) -> int8,
+    sum(int8) -> numeric, avg(int) -> numeric. (The other aggregates take theirs from their
+    overload in `planner.functions.aggregates`.)"""
+    if func in ("count", "count_star"):
+        return INT8
+    assert arg is not None
+    k = arg.kind
+    if func == "sum":
+        if k in (TypeKind.INT2, TypeKind.INT4):
+            return INT8
+        if k in (TypeKind.INT8, TypeKind.NUMERIC):
+            return NUMERIC
+        if is_float(arg):
+            return arg
+    elif func == "avg":
+        if arg.is_integer or k is TypeKind.NUMERIC:
+            return NUMERIC
+        if is_float(arg):
+            return FLOAT8
+    elif func in ("min", "max"):
+        if k in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{func}({arg.name}) is not supported yet")
+        return TEXT if k is TypeKind.UNKNOWN else arg
+    raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}({arg.name}) does not exist",
+                   hint=_NO_FUNCTION_HINT)
 
 
 def contains_aggregate(node: exp.Expression) -> bool:
@@ -34,7 +78,42 @@ def contains_aggregate(node: exp.Expression) -> bool:
     def nested(n: exp.Expression) -> bool:
         return n is not node and isinstance(n, (exp.Subquery, exp.Select))
 
-    return any(isinstance(n, AGGREGATES) and not nested(n) for n in node.walk(prune=nested))
+    return any(is_aggregate(n) and not nested(n) for n in node.walk(prune=nested))
+
+
+def _call_parts(node: exp.Expression) -> tuple[str, list[exp.Expression], bool, list[exp.Ordered]]:
+    """(name, argument nodes, DISTINCT, ORDER BY items) of an aggregate call as sqlglot parses
+    it: `f(DISTINCT a, b ORDER BY k)` is f(Order(Distinct(a, b), [k])) for its own classes and
+    Anonymous(f, [Order(Distinct(a, b), [k])]) or Anonymous(f, [Distinct(a), Order(b, [k])])."""
+    if isinstance(node, exp.Anonymous):
+        name, items = node.name.lower(), list(node.expressions)
+    else:
+        name = _FUNC[type(node)]
+        items = ([node.this] if node.this is not None else []) + list(node.expressions)
+    order: list[exp.Ordered] = []
+    if items and isinstance(items[-1], exp.Order):
+        order = list(items[-1].expressions)
+        if items[-1].this is None:
+            items.pop()
+        else:
+            items[-1] = items[-1].this
+    distinct = False
+    if items and isinstance(items[0], exp.Distinct):
+        distinct = True
+        items = list(items[0].expressions) + items[1:]
+    return name, items, distinct, order
+
+
+def _nulls_last(o: exp.Ordered) -> bool:
+    """PostgreSQL's default: NULLs sort as larger than every value (last ascending, first
+    descending) unless NULLS FIRST/LAST says otherwise."""
+    desc = bool(o.args.get("desc"))
+    sql = o.sql(dialect="postgres").upper()
+    if "NULLS FIRST" in sql:
+        return False
+    if "NULLS LAST" in sql:
+        return True
+    return not desc
 
 
 class Grouping:
@@ -53,7 +132,7 @@ class Grouping:
         return ScalarLowerer(self.scope, self.ctx, hook=self._hook, clause=clause)
 
     def _hook(self, node: exp.Expression) -> ScalarExpr | None:
-        if isinstance(node, AGGREGATES):
+        if is_aggregate(node):
             return self._aggregate(node)
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null, exp.Parameter, exp.Star)):
             return None
@@ -68,43 +147,98 @@ class Grouping:
                            f'column "{col}" must appear in the GROUP BY clause or be used in an aggregate function')
         return None
 
+    def _filter(self, node: exp.Filter) -> tuple[exp.Expression, ScalarExpr]:
+        """The aggregate call under `agg(...) FILTER (WHERE cond)` and the lowered condition."""
+        inner = node.this
+        if not is_aggregate(inner) or isinstance(inner, exp.Filter):
+            raise SqlError(SqlState.WRONG_OBJECT_TYPE,
+                           f"FILTER specified, but {expr_name(inner)} is not an aggregate function")
+        where = node.expression
+        cond_node = where.this if isinstance(where, exp.Where) else where
+        if contains_aggregate(cond_node):
+            raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in FILTER")
+        cond = ScalarLowerer(self.scope, self.ctx, clause="FILTER").lower(cond_node)
+        return inner, to_bool(cond, self.ctx, "FILTER")
+
     def _aggregate(self, node: exp.Expression) -> ScalarExpr:
-        func = _FUNC[type(node)]
-        arg_node = node.this
-        distinct = False
-        if isinstance(arg_node, exp.Distinct):
-            distinct = True
-            if len(arg_node.expressions) != 1:
-                raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} with several arguments does not exist")
-            arg_node = arg_node.expressions[0]
-        if node.expressions and func != "count":
-            raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} with several arguments does not exist")
-        if arg_node is not None and contains_aggregate(arg_node):
+        cond = None
+        if isinstance(node, exp.Filter):
+            node, cond = self._filter(node)
+        name, items, distinct, order = _call_parts(node)
+        if any(contains_aggregate(n) for n in items + [o.this for o in order]):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate function calls cannot be nested")
-        if func == "count" and (arg_node is None or isinstance(arg_node, exp.Star)):
-            agg = AggregateExpr("count_star", None, aggregate_type("count_star", None))
-        else:
-            arg = self.input_lowerer.lower(arg_node)
-            if func in ("sum", "avg") and arg.type.kind is TypeKind.UNKNOWN:
-                # PostgreSQL reads sum('1') as sum of numeric? No: it is ambiguous; pick numeric.
-                from dataflow.types import NUMERIC
-                arg = coerce(arg, NUMERIC, self.ctx)
-            arg = resolve_unknown(arg, self.ctx)
-            if func in ("sum", "avg") and not arg.type.is_numeric_family:
-                raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}({arg.type.name}) does not exist",
-                               hint="No function matches the given name and argument types. "
-                                    "You might need to add explicit type casts.")
-            if func in ("min", "max") and arg.type.kind is TypeKind.BOOL:
-                raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}(boolean) does not exist",
-                               hint="No function matches the given name and argument types. "
-                                    "You might need to add explicit type casts.")
-            if func in ("min", "max") and arg.type.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
-                # SQL orders NaN above every float; the engine's min/max follow IEEE. Aggregate an
-                # integer key with SQL's float order instead, and turn the result back.
-                key = AggregateExpr(func, Call("float_order_key", (arg,), INT8), INT8, distinct)
-                return Call("float_from_order_key", (self._column_of(key),), arg.type)
-            agg = AggregateExpr(func, arg, aggregate_type(func, arg.type), distinct)
+
+        def guard(e: ScalarExpr) -> ScalarExpr:
+            # FILTER: the input is NULL (ignored by every aggregate) where cond is not true.
+            return e if cond is None else If(cond, e, Literal(None, e.type), e.type)
+
+        if name == "count" and (not items or (len(items) == 1 and isinstance(items[0], exp.Star))):
+            if cond is None:
+                agg = AggregateExpr("count_star", None, aggregate_type("count_star", None))
+            else:
+                agg = AggregateExpr("count", guard(Literal(True, BOOL)), INT8)
+            self._order_keys(order, [], distinct)  # checked, no effect
+            return self._column_of(agg)
+        if any(isinstance(n, exp.Star) for n in items):
+            items = [n for n in items if not isinstance(n, exp.Star)]  # stddev(*) is stddev()
+            raise no_function(name, [self.input_lowerer.lower(n) for n in items])
+        raw = [self.input_lowerer.lower(n) for n in items]
+        keys = self._order_keys(order, raw, distinct)
+        if name in _FUNC.values():
+            return self._classic(name, raw, distinct, guard)
+        overload, params = choose(name, AGGREGATE_FUNCTIONS[name], raw)
+        args = [resolve_unknown(coerce(a, p, self.ctx), self.ctx) for a, p in zip(raw, params)]
+        func = overload.kernel
+        assert func is not None
+        result = overload.result_type([a.type for a in args])
+        if func in ("bool_and", "bool_or"):
+            distinct = False  # the same answer either way
+        order_by = tuple((guard(k), d, n) for k, d, n in keys) if func in _ORDERED else ()
+        agg = AggregateExpr(func, guard(args[0]), result, distinct,
+                            tuple(guard(a) for a in args[1:]), order_by)
         return self._column_of(agg)
+
+    def _order_keys(self, order: list[exp.Ordered], args: list[ScalarExpr],
+                    distinct: bool) -> list[tuple[ScalarExpr, bool, bool]]:
+        """ORDER BY inside an aggregate call: (key, descending, nulls_last), each key lowered
+        over the input rows. Floats sort by their SQL order key (NaN greatest)."""
+        out = []
+        for o in order:
+            key = self.input_lowerer.lower(o.this)
+            if distinct and key not in args:
+                raise SqlError("42P10",
+                               "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
+            key = resolve_unknown(key, self.ctx)
+            if key.type.kind in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
+                raise unsupported(f"ORDER BY a value of type {key.type.name} inside an aggregate")
+            if is_float(key.type):
+                key = Call("float_order_key", (key,), INT8)
+            out.append((key, bool(o.args.get("desc")), _nulls_last(o)))
+        return out
+
+    def _classic(self, func: str, raw: list[ScalarExpr], distinct: bool, guard) -> ScalarExpr:
+        """count(x), sum, min, max, avg."""
+        if len(raw) != 1:
+            raise no_function(func, [resolve_unknown(a, self.ctx) for a in raw])
+        arg = raw[0]
+        if func in ("sum", "avg") and arg.type.kind is TypeKind.UNKNOWN:
+            # PostgreSQL finds sum('1') ambiguous; it is read as numeric here.
+            arg = coerce(arg, NUMERIC, self.ctx)
+        arg = resolve_unknown(arg, self.ctx)
+        if func in ("sum", "avg") and not arg.type.is_numeric_family:
+            raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}({arg.type.name}) does not exist",
+                           hint=_NO_FUNCTION_HINT)
+        if func in ("min", "max") and arg.type.kind is TypeKind.BOOL:
+            raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}(boolean) does not exist",
+                           hint=_NO_FUNCTION_HINT)
+        result = aggregate_type(func, arg.type)
+        arg = guard(arg)
+        if func in ("min", "max") and arg.type.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+            # SQL orders NaN above every float; the engine's min/max follow IEEE. Aggregate an
+            # integer key with SQL's float order instead, and turn the result back.
+            key = AggregateExpr(func, Call("float_order_key", (arg,), INT8), INT8, distinct)
+            return Call("float_from_order_key", (self._column_of(key),), arg.type)
+        return self._column_of(AggregateExpr(func, arg, result, distinct))
 
     def _column_of(self, agg: AggregateExpr) -> ColumnRef:
         if agg not in self.aggs:

@@ -25,9 +25,10 @@ from sqlglot.tokens import Token, TokenType
 from dataflow.errors import SqlError, SqlState
 from planner import mz_ast as m
 from planner.functions import FUNCTIONS
+from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 
-LIBRARY = frozenset(FUNCTIONS) | frozenset(TABLE_FUNCTIONS)
+LIBRARY = frozenset(FUNCTIONS) | frozenset(TABLE_FUNCTIONS) | frozenset(AGGREGATE_FUNCTIONS)
 
 
 

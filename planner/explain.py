@@ -51,7 +51,10 @@ def render_scalar(e: ScalarExpr) -> str:
 def _agg(a: AggregateExpr) -> str:
     if a.func == "count_star":
         return "count(*)"
-    return f"{a.func}({'distinct ' if a.distinct else ''}{render_scalar(a.arg)})"
+    args = ", ".join(render_scalar(e) for e in (a.arg,) + a.extra)
+    order = ", ".join(f"{render_scalar(k)}{' desc' if d else ''}{' nulls_last' if n else ' nulls_first'}"
+                      for k, d, n in a.order_by)
+    return f"{a.func}({'distinct ' if a.distinct else ''}{args}{' order by ' + order if order else ''})"
 
 
 def _cols(cols) -> str:

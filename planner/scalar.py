@@ -24,6 +24,7 @@ from dataflow.types import (BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, U
 from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
 from planner import functions as library
+from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 from planner.patterns import check_regex, similar_to_regex
 from planner.rules.fold_constants import fold_constant
@@ -33,7 +34,16 @@ from planner.typing import (assignment_castable, explicitly_castable, implicitly
 
 Hook = Callable[[exp.Expression], "ScalarExpr | None"]
 
-AGGREGATES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg)
+AGGREGATES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg, exp.Filter)
+
+
+def is_aggregate(node: exp.Expression) -> bool:
+    """An aggregate call: one of sqlglot's aggregate classes, `agg(...) FILTER (WHERE ...)`, or
+    a plain call of an aggregate's name (`planner.functions.aggregates`)."""
+    return isinstance(node, AGGREGATES) or (
+        isinstance(node, exp.Anonymous) and node.name.lower() in AGGREGATE_FUNCTIONS)
+
+
 _ARITH = {exp.Add: ("add", "+"), exp.Sub: ("sub", "-"), exp.Mul: ("mul", "*"),
           exp.Div: ("div", "/"), exp.Mod: ("mod", "%")}
 _CMP = {exp.EQ: ("eq", "="), exp.NEQ: ("neq", "<>"), exp.LT: ("lt", "<"), exp.LTE: ("lte", "<="),
@@ -384,7 +394,7 @@ class ScalarLowerer:
             if isinstance(node.this, exp.Array) and not node.this.expressions and target.kind is TypeKind.ARRAY:
                 return Literal("{}", target)  # ARRAY[]::integer[]
             return coerce(self.lower(node.this), target, ctx, mode="explicit")
-        if isinstance(node, AGGREGATES):
+        if is_aggregate(node):
             raise SqlError(SqlState.GROUPING_ERROR, f"aggregate functions are not allowed in {self.clause}")
         if isinstance(node, exp.Window):
             raise unsupported("window functions")
@@ -813,6 +823,8 @@ def expr_name(node: exp.Expression) -> str:
                 TypeKind.VARCHAR: "varchar"}.get(t.kind, t.kind.value)
     if isinstance(node, exp.Case):
         return "case"
+    if isinstance(node, exp.Filter):  # count(*) FILTER (WHERE ...) is named count
+        return expr_name(node.this)
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
     if type(node) in _SPECIAL_NAMES:

@@ -178,34 +178,6 @@ def explicitly_castable(src: SqlType, dst: SqlType) -> bool:
     return False
 
 
-def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
-    """Result types as in PostgreSQL: sum(int4) -> int8, sum(int8) -> numeric, avg(int) -> numeric."""
-    if func in ("count", "count_star"):
-        return INT8
-    assert arg is not None
-    k = arg.kind
-    if func == "sum":
-        if k in (TypeKind.INT2, TypeKind.INT4):
-            return INT8
-        if k in (TypeKind.INT8, TypeKind.NUMERIC):
-            return NUMERIC
-        if is_float(arg):
-            return arg
-    elif func == "avg":
-        if arg.is_integer or k is TypeKind.NUMERIC:
-            return NUMERIC
-        if is_float(arg):
-            return FLOAT8
-    elif func in ("min", "max"):
-        if k in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
-            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{func}({arg.name}) is not supported yet")
-        return TEXT if k is TypeKind.UNKNOWN else arg
-    raise SqlError(SqlState.UNDEFINED_FUNCTION,
-                   f"function {func}({arg.name}) does not exist",
-                   hint="No function matches the given name and argument types. "
-                        "You might need to add explicit type casts.")
-
-
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
                                 TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON, TIME)}
 OID_TYPES[1042] = BPCHAR

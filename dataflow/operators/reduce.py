@@ -4,8 +4,15 @@ State lives per group *slot* (see KeyIndex):
   * every group: the accumulated row count (a group with count 0 has no output row);
   * count/sum/avg: NumPy accumulators (non-null counts; float sums, or exact sums of unscaled
     integers as Python ints for integer and numeric inputs), updated with `np.add.reduceat`;
-  * min/max and DISTINCT aggregates: the multiset of (slot, value) in an Arrangement, from which
-    the touched groups are recomputed (retractions make min/max non-invertible).
+  * min/max: the multiset of (slot, value) in an Arrangement, from which the touched groups are
+    recomputed when a retraction reaches the extremum (retractions make min/max non-invertible);
+  * bool_and/bool_or, the variance family and string_agg: see `reduce_aggs`;
+  * DISTINCT: per (group, value) multiplicities; only 0 <-> positive transitions reach the
+    aggregate's own state (`_Distinct`).
+
+Every state has `grow(size)`, `update(seg, slots, args, diff, time)` (args: the aggregate's
+inputs evaluated over the time's rows, `AggregateExpr.inputs()` order), `result(slots, counts)`
+and `compact(upper)`.
 
 A step is processed time by time in ascending order (a loop over distinct *times*). At each time
 the touched groups' old output is computed, the time's updates applied, the new output computed,
@@ -28,16 +35,9 @@ from dataflow.expr import AggregateExpr
 from dataflow.float_sum import ExactFloatSums
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 from dataflow.operators.keyindex import KeyIndex
+from dataflow.operators.reduce_aggs import MOMENTS, _Bools, _grow, _Moments, _StringAgg
 from dataflow.scalar import compile_expr, conform
 from dataflow.types import TypeKind
-
-
-def _grow(a: np.ndarray, size: int) -> np.ndarray:
-    if len(a) >= size:
-        return a
-    fill = 0 if a.dtype != object else 0
-    extra = np.full(max(size, 2 * len(a)) - len(a), fill, dtype=a.dtype)
-    return np.concatenate([a, extra])
 
 
 # Steps with at least this many rows (hydration) group by counting over the dense slot numbers
@@ -112,6 +112,12 @@ class _Accumulating:
                 self.specials = np.concatenate([self.specials, np.zeros((size - len(self.specials), 4), np.int64)])
         else:
             self.sums = _grow(self.sums, size)
+
+    def update(self, seg: _Segments, slots: np.ndarray, args: list[pa.Array], diff: np.ndarray, time: int) -> None:
+        self.apply(seg, args[0] if args else None, diff)
+
+    def compact(self, upper: int) -> None:
+        pass
 
     def apply(self, seg: _Segments, values: pa.Array | None, diff: np.ndarray) -> None:
         t = seg.touched
@@ -200,17 +206,28 @@ class _Accumulating:
         return pc.if_else(pa.array(valid), pa.array(sums.astype(np.float64)), None).cast(out.arrow)
 
 
-class _DistinctAccumulating(_Accumulating):
-    """count/sum/avg(DISTINCT x): a value counts once while its multiplicity in the group is
-    positive, so the per-(group, value) counts are kept and only 0 <-> positive transitions are
-    fed to the ordinary accumulators (O(delta) per time)."""
+class _Distinct:
+    """agg(DISTINCT x) for the accumulating aggregates (count, sum, avg, the variance family):
+    a value counts once while its multiplicity in the group is positive, so the per-(group,
+    value) counts are kept and only 0 <-> positive transitions are fed to the aggregate's own
+    state (O(delta) per time)."""
 
-    def __init__(self, agg: AggregateExpr) -> None:
-        super().__init__(agg)
+    def __init__(self, inner) -> None:
+        self.inner = inner
         self.pairs = KeyIndex(2)
         self.pair_counts = np.zeros(0, np.int64)
 
-    def apply_rows(self, slots: np.ndarray, values: pa.Array, diff: np.ndarray) -> None:
+    def grow(self, size: int) -> None:
+        self.inner.grow(size)
+
+    def compact(self, upper: int) -> None:
+        pass
+
+    def result(self, slots: np.ndarray, counts: np.ndarray) -> pa.Array:
+        return self.inner.result(slots, counts)
+
+    def update(self, seg: _Segments, slots: np.ndarray, args: list[pa.Array], diff: np.ndarray, time: int) -> None:
+        values = args[0]
         if values.null_count:
             valid = values.is_valid()
             slots, values, diff = slots[valid.to_numpy(zero_copy_only=False)], values.filter(valid), diff[
@@ -228,7 +245,7 @@ class _DistinctAccumulating(_Accumulating):
         if not nz.any():
             return
         rep = pseg.order[pseg.starts][nz]  # one row per changed (group, value) pair
-        self.apply(_Segments(slots[rep]), values.take(pa.array(rep)), change[nz])
+        self.inner.apply(_Segments(slots[rep]), values.take(pa.array(rep)), change[nz])
 
 
 class _FromMultiset:
@@ -239,13 +256,22 @@ class _FromMultiset:
         self.agg = agg
         self.trace = Arrangement(key=(0,))
 
+    def grow(self, size: int) -> None:
+        pass
+
+    def update(self, seg: _Segments, slots: np.ndarray, args: list[pa.Array], diff: np.ndarray, time: int) -> None:
+        self.insert(slots, args[0], diff, time)
+
+    def compact(self, upper: int) -> None:
+        self.trace.compact(upper)
+
     def insert(self, slots: np.ndarray, values: pa.Array, diff: np.ndarray, time: int) -> None:
         valid = values.is_valid()
         t = pa.table({"c0": pa.array(slots, pa.int64()), "c1": values,
                       "time": pa.array(np.full(len(slots), time, np.uint64)), "diff": pa.array(diff)})
         self.trace.insert(t.filter(valid) if values.null_count else t)
 
-    def result(self, touched: np.ndarray) -> pa.Array:
+    def result(self, touched: np.ndarray, counts: np.ndarray | None = None) -> pa.Array:
         agg, out = self.agg, self.agg.type
         probe = pa.table({"c0": pa.array(touched, pa.int64())})
         ups = self.trace.lookup(probe, (0,))
@@ -349,7 +375,7 @@ class _MinMax(_FromMultiset):
                 self.known[rs[hit]] = False
         super().insert(slots, values, diff, time)
 
-    def result(self, touched: np.ndarray) -> pa.Array:
+    def result(self, touched: np.ndarray, counts: np.ndarray | None = None) -> pa.Array:
         unknown = ~self.known[touched]
         if unknown.any():
             slots = np.unique(touched[unknown])
@@ -358,6 +384,17 @@ class _MinMax(_FromMultiset):
             self.known[slots] = True
         vt = self.value_type or self.agg.type.arrow
         return conform(pa.array(self.cache[touched], type=vt), self.agg.type)
+
+
+def _state_for(agg: AggregateExpr):
+    if agg.func in ("min", "max"):
+        return _MinMax(agg)
+    if agg.func == "string_agg":
+        return _StringAgg(agg)
+    if agg.func in ("bool_and", "bool_or"):
+        return _Bools(agg)  # DISTINCT changes nothing
+    inner = _Moments(agg) if agg.func in MOMENTS else _Accumulating(agg)
+    return _Distinct(inner) if agg.distinct and agg.func != "count_star" else inner
 
 
 class ReduceOp(Operator):
@@ -371,11 +408,8 @@ class ReduceOp(Operator):
         self.schema, self.rt, self.path = schema, rt, path
         self.index = KeyIndex(len(self.key))
         self.counts = np.zeros(0, np.int64)
-        self.arg_fns = [compile_expr(a.arg) if a.arg is not None else None for a in self.aggs]
-        self.states: list[_Accumulating | _FromMultiset] = [
-            _MinMax(a) if a.func in ("min", "max")
-            else _DistinctAccumulating(a) if a.distinct and a.func in ("count", "sum", "avg")
-            else _Accumulating(a) for a in self.aggs]
+        self.arg_fns = [[compile_expr(e) for e in a.inputs()] for a in self.aggs]
+        self.states = [_state_for(a) for a in self.aggs]
 
     def step(self, ctx: StepContext) -> pa.Table:
         delta = self.rt.shuffle(f"{self.path}/reduce", self.input.step(ctx), self.key)
@@ -385,35 +419,28 @@ class ReduceOp(Operator):
         exists = self.counts[touched] > 0
         cols = []
         for st in self.states:
-            cols.append(st.result(touched, self.counts) if isinstance(st, _Accumulating) else st.result(touched))
+            cols.append(st.result(touched, self.counts))
         return cols, exists
 
     def _apply(self, delta: pa.Table, upper: int) -> pa.Table:
         out = []
         for time, sub in split_by_time(delta):
-            args = [f(sub) if f is not None else None for f in self.arg_fns]
+            args = [[f(sub) for f in fns] for fns in self.arg_fns]
             slots = self.index.slots_for(sub.select([sub.column_names[k] for k in self.key]))
             self.counts = _grow(self.counts, self.index.size)
             for st in self.states:
-                if isinstance(st, (_Accumulating, _MinMax)):
-                    st.grow(self.index.size)
+                st.grow(self.index.size)
             seg = _Segments(slots, self.index.size)
             touched = seg.touched
             old_cols, old_exists = self._outputs(touched)
             diff = sub[DIFF].to_numpy()
             self.counts[touched] += seg.sum(diff)
             for st, a in zip(self.states, args):
-                if isinstance(st, _DistinctAccumulating):
-                    st.apply_rows(slots, a, diff)
-                elif isinstance(st, _Accumulating):
-                    st.apply(seg, a, diff)
-                else:
-                    st.insert(slots, a, diff, time)
+                st.update(seg, slots, a, diff, time)
             new_cols, new_exists = self._outputs(touched)
             out.extend(self._emit(touched, time, old_cols, old_exists, new_cols, new_exists))
         for st in self.states:
-            if isinstance(st, _FromMultiset):
-                st.trace.compact(upper)
+            st.compact(upper)
         return concat(out, schema=self.schema)
 
     def _emit(self, touched, time, old_cols, old_exists, new_cols, new_exists) -> list[pa.Table]:

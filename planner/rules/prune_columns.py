@@ -239,14 +239,13 @@ class _Pruner:
         aggs = [j for j in range(len(plan.aggregates)) if n_key + j in demanded]
         need = set(plan.group_key)
         for j in aggs:
-            arg = plan.aggregates[j].arg
-            if arg is not None:
-                need |= _used(arg)
+            for e in plan.aggregates[j].inputs():
+                need |= _used(e)
         inner, kept = self.prune(plan.input, frozenset(need))
         pos = _positions(kept)
         new_aggs: list[AggregateExpr] = []
         for j in aggs:
             a = plan.aggregates[j]
-            new_aggs.append(a if a.arg is None else replace(a, arg=remap_expr(a.arg, pos)))
+            new_aggs.append(a.with_inputs(tuple(remap_expr(e, pos) for e in a.inputs())))
         new = Reduce(inner, tuple(pos[k] for k in plan.group_key), tuple(new_aggs))
         return new, tuple(range(n_key)) + tuple(n_key + j for j in aggs)
