@@ -28,7 +28,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
-from dataflow.expr import AggregateExpr, Call, ColumnRef, If, Literal, ScalarExpr
+from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
 from dataflow.types import BOOL, FLOAT8, INT8, NUMERIC, TEXT, SqlType, TypeKind
 from planner.context import PlanContext
@@ -173,11 +173,12 @@ class Grouping:
             return e if cond is None else If(cond, e, Literal(None, e.type), e.type)
 
         if name == "count" and (not items or (len(items) == 1 and isinstance(items[0], exp.Star))):
+            if order:  # PostgreSQL's grammar has no ORDER BY after count(*
+                raise SqlError(SqlState.SYNTAX_ERROR, 'syntax error at or near "ORDER"')
             if cond is None:
                 agg = AggregateExpr("count_star", None, aggregate_type("count_star", None))
             else:
                 agg = AggregateExpr("count", guard(Literal(True, BOOL)), INT8)
-            self._order_keys(order, [], distinct)  # checked, no effect
             return self._column_of(agg)
         if any(isinstance(n, exp.Star) for n in items):
             items = [n for n in items if not isinstance(n, exp.Star)]  # stddev(*) is stddev()
@@ -186,8 +187,14 @@ class Grouping:
         keys = self._order_keys(order, raw, distinct)
         if name in _FUNC.values():
             return self._classic(name, raw, distinct, guard)
-        overload, params = choose(name, AGGREGATE_FUNCTIONS[name], raw)
-        args = [resolve_unknown(coerce(a, p, self.ctx), self.ctx) for a, p in zip(raw, params)]
+        # A type modifier does not take part in resolution (numeric(12,3) is an exact match for
+        # numeric), and the argument keeps it: its scale is the display scale PostgreSQL's
+        # variance goes by.
+        bare = [Cast(a, SqlType(a.type.kind)) if a.type.kind is TypeKind.NUMERIC and a.type != NUMERIC else a
+                for a in raw]
+        overload, params = choose(name, AGGREGATE_FUNCTIONS[name], bare)
+        args = [a if a.type.kind is p.kind else resolve_unknown(coerce(a, p, self.ctx), self.ctx)
+                for a, p in zip(raw, params)]
         func = overload.kernel
         assert func is not None
         result = overload.result_type([a.type for a in args])
