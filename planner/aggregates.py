@@ -201,8 +201,10 @@ class Grouping:
         if func in ("bool_and", "bool_or"):
             distinct = False  # the same answer either way
         order_by = tuple((guard(k), d, n) for k, d, n in keys) if func in _ORDERED else ()
+        # A row FILTER drops has a NULL argument and is skipped, so constant delimiters need
+        # no guard (they cannot fail either).
         agg = AggregateExpr(func, guard(args[0]), result, distinct,
-                            tuple(guard(a) for a in args[1:]), order_by)
+                            tuple(a if isinstance(a, Literal) else guard(a) for a in args[1:]), order_by)
         return self._column_of(agg)
 
     def _order_keys(self, order: list[exp.Ordered], args: list[ScalarExpr],
