@@ -168,7 +168,8 @@ class _ExactFloatMoments:
         rows = acc.limbs[slots]
         for k in range(width - 1, -1, -1):  # Horner over the limbs (they may be signed)
             out = out * (1 << 32) + rows[:, k].astype(object)
-        return out * (1 << (32 * acc.lo)) if acc.lo >= 0 else out  # lo < 0 never happens
+        # Limb k of the window is absolute limb lo + k; positions are >= 0 here, so lo >= 0.
+        return out * (1 << (32 * acc.lo))
 
     def sums(self, slots: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self._ints(self.s1, slots), self._ints(self.s2, slots)
@@ -249,7 +250,7 @@ class _Moments(ApplyState):
         fast = to_unscaled_i64(values)
         v = fast[0] if fast is not None else to_unscaled(values)[0]
         self.s1.add(seg, v, dv)
-        if v.dtype != object and (np.abs(v) < 2 ** 31).all():
+        if v.dtype != object and len(v) and -(2 ** 31) < v.min() and v.max() < 2 ** 31:  # (np.abs wraps at -2**63)
             sq = v * v
         else:
             vo = v.astype(object)

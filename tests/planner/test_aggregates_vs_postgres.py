@@ -76,6 +76,8 @@ QUERIES = [
     "SELECT variance('1'), stddev(NULL), var_samp(1), var_pop(1.5), stddev_pop(2.5::real) FROM agg_t",
     "SELECT g, variance(1), stddev_pop(id) FROM agg_t GROUP BY g",
     "SELECT var_samp(i4), var_pop(i4) FROM agg_t WHERE id = 1",
+    "SELECT var_pop(x), stddev_samp(x), variance(DISTINCT x) FROM (VALUES ('-9223372036854775808'::int8), "
+    "('-9223372036854775807'::int8), ('-9223372036854775806'::int8), ('-9223372036854775806'::int8)) v(x)",
     "SELECT var_samp(i4), var_pop(i4), stddev(f8) FROM agg_t WHERE false",
     "SELECT g, round(stddev(i4), 3), stddev(i4) > 1, var_pop(n) + 1 FROM agg_t GROUP BY g",
     *[f"SELECT g, {fn}(f), {fn}(r) FROM agg_f GROUP BY g" for fn in V],
