@@ -28,7 +28,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
-from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
+from dataflow.expr import AggregateExpr, Call, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
 from dataflow.types import BOOL, FLOAT8, INT8, NUMERIC, TEXT, SqlType, TypeKind
 from planner.context import PlanContext
@@ -187,12 +187,9 @@ class Grouping:
         keys = self._order_keys(order, raw, distinct)
         if name in _FUNC.values():
             return self._classic(name, raw, distinct, guard)
-        # A type modifier does not take part in resolution (numeric(12,3) is an exact match for
-        # numeric), and the argument keeps it: its scale is the display scale PostgreSQL's
-        # variance goes by.
-        bare = [Cast(a, SqlType(a.type.kind)) if a.type.kind is TypeKind.NUMERIC and a.type != NUMERIC else a
-                for a in raw]
-        overload, params = choose(name, AGGREGATE_FUNCTIONS[name], bare)
+        # numeric(12,3) is an exact match for numeric and keeps its modifier: its scale is the
+        # display scale PostgreSQL's variance goes by.
+        overload, params = choose(name, AGGREGATE_FUNCTIONS[name], raw)
         args = [a if a.type.kind is p.kind else resolve_unknown(coerce(a, p, self.ctx), self.ctx)
                 for a, p in zip(raw, params)]
         func = overload.kernel
