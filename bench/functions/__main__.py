@@ -79,9 +79,7 @@ def make_table(n: int, seed: int = 7) -> pa.Table:
         "time": pa.array(np.zeros(n, np.uint64)),
         "diff": pa.array(np.ones(n, np.int64)),
     }
-    uuids = cols["c11"].to_pylist()[:0]  # canonical uuid text from the 32 hex digits
-    del uuids
-    hexes = cols["c11"]
+    hexes = cols["c11"]  # 32 hex digits -> canonical uuid text
     import pyarrow.compute as pc
     cols["c11"] = pc.binary_join_element_wise(pc.utf8_slice_codeunits(hexes, 0, 8), pc.utf8_slice_codeunits(hexes, 8, 12),
                                               pc.utf8_slice_codeunits(hexes, 12, 16), pc.utf8_slice_codeunits(hexes, 16, 20),
