@@ -28,9 +28,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
-from dataflow.expr import AggregateExpr, Call, ColumnRef, If, Literal, ScalarExpr
+from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
-from dataflow.types import BOOL, FLOAT8, INT8, NUMERIC, TEXT, SqlType, TypeKind
+from dataflow.types import BOOL, FLOAT8, INT8, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
 from planner.context import PlanContext
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.functions.registry import choose, no_function
@@ -40,7 +40,7 @@ from planner.typing import is_float
 
 _FUNC = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
 # Aggregates whose value depends on the order of their input (ORDER BY inside the call).
-_ORDERED = frozenset({"string_agg"})
+_ORDERED = frozenset({"string_agg", "array_agg", "jsonb_agg"})
 _NO_FUNCTION_HINT = "No function matches the given name and argument types. You might need to add explicit type casts."
 
 
@@ -187,6 +187,8 @@ class Grouping:
         keys = self._order_keys(order, raw, distinct)
         if name in _FUNC.values():
             return self._classic(name, raw, distinct, guard)
+        if name in ("array_agg", "jsonb_agg"):
+            return self._collect(name, raw, distinct, keys, guard)
         # numeric(12,3) is an exact match for numeric and keeps its modifier: its scale is the
         # display scale PostgreSQL's variance goes by.
         overload, params = choose(name, AGGREGATE_FUNCTIONS[name], raw)
@@ -203,6 +205,26 @@ class Grouping:
         agg = AggregateExpr(func, guard(args[0]), result, distinct,
                             tuple(a if isinstance(a, Literal) else guard(a) for a in args[1:]), order_by)
         return self._column_of(agg)
+
+    def _collect(self, name: str, raw: list[ScalarExpr], distinct: bool, keys, guard) -> ScalarExpr:
+        """array_agg(x) and jsonb_agg(x) as a string_agg of each value's text inside the result
+        (`1`, `"a b"`, `NULL`; jsonb text, `null`), wrapped in braces or brackets: the same
+        incremental state, ORDER BY, DISTINCT and FILTER as string_agg."""
+        if len(raw) != 1:
+            raise no_function(name, raw)
+        x = resolve_unknown(raw[0], self.ctx)
+        if name == "array_agg":
+            if x.type.kind is TypeKind.ARRAY:
+                raise unsupported("array_agg of arrays (multidimensional arrays)")
+            piece, sep, result = Call("array_element_text", (x,), TEXT), ",", array_of(x.type)
+        else:
+            as_json = x if x.type.kind is TypeKind.JSONB else Call("to_jsonb", (x,), JSONB)
+            piece = Call("coalesce", (Cast(as_json, TEXT), Literal("null", TEXT)), TEXT)
+            sep, result = ", ", JSONB
+        order_by = tuple((guard(k), d, n) for k, d, n in keys)
+        agg = AggregateExpr("string_agg", guard(piece), TEXT, distinct, (Literal(sep, TEXT),), order_by)
+        return Call("collect_wrap", (self._column_of(agg), Literal("{}" if name == "array_agg" else "[]", TEXT)),
+                    result)
 
     def _order_keys(self, order: list[exp.Ordered], args: list[ScalarExpr],
                     distinct: bool) -> list[tuple[ScalarExpr, bool, bool]]:

@@ -245,7 +245,25 @@ def _string_to_array(vals: list[pa.Array], expr: Call) -> pa.Array:
     return _text_result(out, TEXT)
 
 
+def _element_text(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """Each value as it appears inside an array's text (quoted where needed, NULL as NULL):
+    the pieces array_agg joins."""
+    element = expr.args[0].type
+    fast = _plain_text(vals[0], element)
+    if fast is not None:
+        return fast
+    return pa.array([arrays.write([v], element)[1:-1] for v in _python(vals[0])], pa.string())
+
+
+def _collect_wrap(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """'{' + joined pieces + '}' (or '[' ... ']'); NULL (no rows) stays NULL."""
+    brackets = expr.args[1].value
+    joined = _arr(vals[0])
+    return pc.binary_join_element_wise(brackets[0], joined, brackets[1], "")
+
+
 KERNELS = {
+    "array_element_text": _element_text, "collect_wrap": _collect_wrap,
     "array_build": _build, "array_get": _get, "array_any": _quantified(True), "array_all": _quantified(False),
     "array_length": _length("length"), "array_upper": _length("upper"), "array_lower": _length("lower"),
     "array_ndims": _length("ndims"), "cardinality": _length("cardinality"), "array_to_string": _to_string,

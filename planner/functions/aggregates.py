@@ -12,8 +12,8 @@ count, sum, min, max and avg keep sqlglot's own classes (`planner.scalar.AGGREGA
 
 from __future__ import annotations
 
-from dataflow.types import BOOL, BYTEA, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT
-from planner.functions.registry import Overload, overloads
+from dataflow.types import BOOL, BYTEA, FLOAT4, FLOAT8, INT2, INT4, INT8, JSONB, NUMERIC, TEXT
+from planner.functions.registry import ANY, Overload, overloads
 
 
 def _moments(name: str, engine: str) -> list[Overload]:
@@ -32,4 +32,7 @@ AGGREGATE_FUNCTIONS: dict[str, list[Overload]] = overloads(
     *_moments("stddev_pop", "stddev_pop"),
     Overload("string_agg", (TEXT, TEXT), TEXT, kernel="string_agg"),
     Overload("string_agg", (BYTEA, BYTEA), BYTEA, kernel="string_agg"),
+    # Built on string_agg over each value's text in the result (planner.aggregates).
+    Overload("array_agg", (ANY,), TEXT, kernel="array_agg"),
+    Overload("jsonb_agg", (ANY,), JSONB, kernel="jsonb_agg"),
 )
