@@ -23,9 +23,8 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from bench.common.kernels import best_seconds, kernel_of, parse_rows
 from bench.engine.catalog import BenchCatalog
-from dataflow.plan import Get, Map, Project
-from dataflow.scalar import compile_expr
 
 DDL = "CREATE TABLE m (a smallint, b int, c bigint, x float8, n numeric(14,4), k numeric(10,2), u float8)"
 
@@ -72,20 +71,6 @@ def _scaled(arr: pa.Array, scale: int) -> pa.Array:
     return pa.Array.from_buffers(pa.decimal128(38, scale), len(arr), arr.buffers(), null_count=arr.null_count)
 
 
-def _map_and_input(plan, batch: pa.Table) -> tuple[Map, pa.Table]:
-    node = plan
-    while not isinstance(node, Map):
-        node = node.input
-    inner = node.input
-    if isinstance(inner, Get):
-        return node, batch
-    if isinstance(inner, Project) and isinstance(inner.input, Get):
-        cols = [batch.column(i) for i in inner.columns] + [batch.column("time"), batch.column("diff")]
-        names = [f"c{k}" for k in range(len(inner.columns))] + ["time", "diff"]
-        return node, pa.table(cols, names=names)
-    raise RuntimeError(f"unexpected plan shape under the Map: {type(inner).__name__}")
-
-
 def run(rows: int) -> list[dict]:
     catalog = BenchCatalog()
     catalog.create_table(DDL)
@@ -93,26 +78,12 @@ def run(rows: int) -> list[dict]:
     out = []
     for family, exprs in CASES.items():
         for expr in exprs:
-            plan = catalog.plan_select(f"SELECT {expr} FROM m").plan
-            node, inp = _map_and_input(plan, batch)
-            fn = compile_expr(node.exprs[-1])
-            best = float("inf")
-            for _ in range(3):
-                t0 = time.perf_counter()
-                fn(inp)
-                best = min(best, time.perf_counter() - t0)
-                if best > 5:  # the Decimal kernels: one run is long enough to measure
-                    break
+            fn, inp = kernel_of(catalog, f"SELECT {expr} FROM m", batch)
+            best = best_seconds(fn, inp, enough=5)  # the Decimal kernels: one long run is enough
             out.append({"family": family, "function": expr, "rows": rows, "seconds": round(best, 4),
                         "rows_per_s": round(rows / best)})
             print(f"{family:26s} {expr:40s} {rows / best / 1e6:9.3f} M rows/s", flush=True)
     return out
-
-
-def _rows(text: str) -> int:
-    text = text.strip().lower()
-    mult = {"k": 1_000, "m": 1_000_000}.get(text[-1], 1)
-    return int(float(text[:-1] if mult != 1 else text) * mult)
 
 
 def main() -> None:
@@ -120,7 +91,7 @@ def main() -> None:
     ap.add_argument("--rows", default="1M")
     ap.add_argument("--out", default="bench/results/math_functions")
     args = ap.parse_args()
-    rows = _rows(args.rows)
+    rows = parse_rows(args.rows)
     t0 = time.perf_counter()
     results = run(rows)
     out = Path(args.out)

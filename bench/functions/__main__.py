@@ -14,16 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
+from bench.common.kernels import best_seconds, kernel_of, parse_rows
 from bench.engine.catalog import BenchCatalog
-from dataflow.plan import Get, Map, Project
-from dataflow.scalar import compile_expr
-from dataflow.types import arrow_schema
 
 DDL = ("CREATE TABLE f (i int, b bigint, x float8, n numeric(12,4), s text, ts timestamp, tz timestamptz, "
        "d date, iv interval, j jsonb, a int[], u uuid, by bytea)")
@@ -87,20 +84,6 @@ def make_table(n: int, seed: int = 7) -> pa.Table:
     return pa.table(cols)
 
 
-def _map_and_input(plan, batch: pa.Table) -> tuple[Map, pa.Table]:
-    node = plan
-    while not isinstance(node, Map):
-        node = node.input
-    inner = node.input
-    if isinstance(inner, Get):
-        return node, batch
-    if isinstance(inner, Project) and isinstance(inner.input, Get):
-        cols = [batch.column(i) for i in inner.columns] + [batch.column("time"), batch.column("diff")]
-        names = [f"c{k}" for k in range(len(inner.columns))] + ["time", "diff"]
-        return node, pa.table(cols, names=names)
-    raise RuntimeError(f"unexpected plan shape under the Map: {type(inner).__name__}")
-
-
 def run(rows: int) -> list[dict]:
     catalog = BenchCatalog()
     catalog.create_table(DDL)
@@ -108,29 +91,17 @@ def run(rows: int) -> list[dict]:
     out = []
     for family, cases in CASES.items():
         for label, expr in cases:
-            plan = catalog.plan_select(f"SELECT {expr} FROM f").plan
             try:
-                node, inp = _map_and_input(plan, batch)
+                fn, inp = kernel_of(catalog, f"SELECT {expr} FROM f", batch)
             except RuntimeError:
                 out.append({"family": family, "function": label, "rows": rows, "seconds": 0.0,
                             "rows_per_s": None, "note": "constant at plan time"})
                 continue
-            fn = compile_expr(node.exprs[-1])
-            best = float("inf")
-            for _ in range(3):
-                t0 = time.perf_counter()
-                fn(inp)
-                best = min(best, time.perf_counter() - t0)
+            best = best_seconds(fn, inp)
             out.append({"family": family, "function": label, "rows": rows, "seconds": round(best, 4),
                         "rows_per_s": round(rows / best)})
             print(f"{family:9s} {label:40s} {rows / best / 1e6:8.2f} M rows/s", flush=True)
     return out
-
-
-def _rows(text: str) -> int:
-    text = text.strip().lower()
-    mult = {"k": 1_000, "m": 1_000_000}.get(text[-1], 1)
-    return int(float(text[:-1] if mult != 1 else text) * mult)
 
 
 def main() -> None:
@@ -138,7 +109,7 @@ def main() -> None:
     ap.add_argument("--rows", default="1M")
     ap.add_argument("--out", default="bench/results/functions")
     args = ap.parse_args()
-    rows = _rows(args.rows)
+    rows = parse_rows(args.rows)
     results = run(rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
