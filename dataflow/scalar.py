@@ -34,7 +34,7 @@ from dataflow.decimal_util import (_checked, check_exact_rescale, check_unconstr
                                    numeric_too_large, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64, unscaled_text)
 from dataflow import interval
-from dataflow import arrays, jsonb
+from dataflow import arrays, jsonb, oid_names
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
@@ -909,6 +909,8 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
                                 else arr.cast(pa.string()), t)
     if pa.types.is_string(src):
         return _cast_from_text(arr, t)
+    if t.is_oid:
+        return oid_names.oid_array(arr)
     if t.is_integer:
         if pa.types.is_floating(src):
             f = pc.round(arr.cast(pa.float64()), 0, round_mode="half_to_even")

@@ -38,6 +38,13 @@ class TypeKind(str, Enum):
     JSONB = "jsonb"  # kept as PostgreSQL's canonical output text: see dataflow.jsonb
     JSON = "json"  # kept as its input text (checked)
     ARRAY = "array"  # one-dimensional, of `SqlType.element`; kept as its canonical text: dataflow.arrays
+    # Object identifiers (pg_catalog's keys), kept as int64; the reg* types print as names.
+    OID = "oid"
+    REGCLASS = "regclass"
+    REGTYPE = "regtype"
+    REGPROC = "regproc"
+    NAME = "name"  # catalog names: text that compares like text
+    CHAR = "char"  # PostgreSQL's one-byte "char" (pg_class.relkind), kept as a one-character string
     UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
 
 
@@ -66,6 +73,12 @@ _OIDS = {
     TypeKind.JSONB: 3802,
     TypeKind.JSON: 114,
     TypeKind.ARRAY: 0,  # per element type: ARRAY_OIDS
+    TypeKind.OID: 26,
+    TypeKind.REGCLASS: 2205,
+    TypeKind.REGTYPE: 2206,
+    TypeKind.REGPROC: 24,
+    TypeKind.NAME: 19,
+    TypeKind.CHAR: 18,
     TypeKind.UNKNOWN: 705,
 }
 
@@ -90,6 +103,12 @@ _PG_NAMES = {
     TypeKind.JSONB: "jsonb",
     TypeKind.JSON: "json",
     TypeKind.ARRAY: "array",
+    TypeKind.OID: "oid",
+    TypeKind.REGCLASS: "regclass",
+    TypeKind.REGTYPE: "regtype",
+    TypeKind.REGPROC: "regproc",
+    TypeKind.NAME: "name",
+    TypeKind.CHAR: '"char"',
     TypeKind.UNKNOWN: "unknown",
 }
 
@@ -142,8 +161,11 @@ class SqlType:
             return pa.float64()
         if k is TypeKind.NUMERIC:
             return pa.decimal128(NUMERIC_MAX_PRECISION, self.effective_scale)
-        if k in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN):
+        if k in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN, TypeKind.NAME,
+                 TypeKind.CHAR):
             return pa.string()
+        if k in OID_KINDS:
+            return pa.int64()
         if k is TypeKind.TIMESTAMP:
             return pa.timestamp("us")
         if k is TypeKind.TIMESTAMPTZ:
@@ -174,7 +196,12 @@ class SqlType:
 
     @property
     def is_text(self) -> bool:
-        return self.kind in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN)
+        return self.kind in TEXT_KINDS
+
+    @property
+    def is_oid(self) -> bool:
+        """oid and the reg* types: object identifiers, int64 values."""
+        return self.kind in OID_KINDS
 
     def __str__(self) -> str:
         return self.name
@@ -200,6 +227,16 @@ UUID = SqlType(TypeKind.UUID)
 JSONB = SqlType(TypeKind.JSONB)
 JSON = SqlType(TypeKind.JSON)
 UNKNOWN = SqlType(TypeKind.UNKNOWN)
+OID = SqlType(TypeKind.OID)
+REGCLASS = SqlType(TypeKind.REGCLASS)
+REGTYPE = SqlType(TypeKind.REGTYPE)
+REGPROC = SqlType(TypeKind.REGPROC)
+NAME = SqlType(TypeKind.NAME)
+CHAR = SqlType(TypeKind.CHAR)
+
+OID_KINDS = frozenset({TypeKind.OID, TypeKind.REGCLASS, TypeKind.REGTYPE, TypeKind.REGPROC})
+TEXT_KINDS = frozenset({TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN, TypeKind.NAME,
+                        TypeKind.CHAR})
 
 NUMBER_KINDS = frozenset(
     {TypeKind.INT2, TypeKind.INT4, TypeKind.INT8, TypeKind.FLOAT4, TypeKind.FLOAT8, TypeKind.NUMERIC}
@@ -213,6 +250,8 @@ ARRAY_OIDS = {
     TypeKind.VARCHAR: 1015, TypeKind.BPCHAR: 1014, TypeKind.TIMESTAMP: 1115, TypeKind.TIMESTAMPTZ: 1185,
     TypeKind.DATE: 1182, TypeKind.TIME: 1183, TypeKind.INTERVAL: 1187, TypeKind.BYTEA: 1001, TypeKind.UUID: 2951,
     TypeKind.JSONB: 3807, TypeKind.JSON: 199,
+    TypeKind.OID: 1028, TypeKind.REGCLASS: 2210, TypeKind.REGTYPE: 2211, TypeKind.REGPROC: 1008,
+    TypeKind.NAME: 1003, TypeKind.CHAR: 1002,
 }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 
 from dataflow import interval
-from dataflow import arrays, jsonb
+from dataflow import arrays, jsonb, oid_names
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
@@ -150,6 +150,10 @@ def fit_length(s: str, t: SqlType, assignment: bool = False) -> str:
     """A string as a value of varchar(n) / character(n): an explicit cast cuts it to n
     characters (and character(n) pads it to n); storing it in a column (`assignment`) refuses a
     longer value with 22001 unless only blanks are beyond n, as PostgreSQL does."""
+    if t.kind is TypeKind.NAME:
+        return oid_names.truncate_name(s)
+    if t.kind is TypeKind.CHAR:
+        return s.encode()[:1].decode(errors="ignore")
     n = t.length
     if n is None:
         return s
@@ -187,6 +191,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
                 return _check_int(int(st, 10), dst)
             except ValueError:
                 raise _bad_text(dst, s) from None
+        if dst.is_oid:
+            # Names of relations, types and functions are looked up by the planner before a
+            # cast gets here (planner/catalog_casts.py); what is left is the numeric form.
+            return oid_names.parse_oid(st, dst)
         if k is TypeKind.NUMERIC:
             try:
                 d = Decimal(st)
@@ -251,6 +259,13 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
                     raise datetime_input_error(dst, s) from None
     if dst.is_text:
         return fit_length(text_of(value, src), dst)
+    if dst.is_oid:
+        if src.is_oid:
+            return value
+        if src.is_integer:
+            return oid_names.oid_of_int(int(value), src)
+    if src.is_oid and k in (TypeKind.INT4, TypeKind.INT8):
+        return oid_names.int_of_oid(value, dst)
     if k in _INT_RANGE:
         if isinstance(value, bool):
             return int(value)

@@ -69,6 +69,9 @@ class PlanContext:
     # What keeps this plan's result up to date ("a materialized view", "an index", "SUBSCRIBE"),
     # or None for a one-off query: wall-clock and random functions are refused in the former.
     maintained: str | None = None
+    # Values computed once per statement and shared with every child context (the system
+    # catalogs' snapshot, name-to-oid maps).
+    caches: dict = field(default_factory=dict)
 
     def child(self) -> "PlanContext":
         """A context for planning a view's definition: same params/catalog, own dependencies,

@@ -25,6 +25,7 @@ from sqlglot.tokens import Token, TokenType
 from dataflow.errors import SqlError, SqlState
 from planner import mz_ast as m
 from planner.functions import FUNCTIONS
+from planner import catalog_syntax
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 
@@ -75,7 +76,16 @@ _POSTGRES_BUILTINS = frozenset("""
 _SPECIAL_SYNTAX = frozenset({"extract", "position", "overlay", "substring", "trim"})
 
 
+def _catalog_types_as_names() -> None:
+    """oid, regclass, regtype, ... are type names like any other (sqlglot reads them as a
+    special token that takes no `[]`, so `$1::oid[]` would not parse)."""
+    table = Postgres.Tokenizer.KEYWORDS
+    for word in [k for k, v in table.items() if v is TokenType.OBJECT_IDENTIFIER]:
+        del table[word]
+
+
 _keep_library_calls_as_typed()
+_catalog_types_as_names()
 _DIALECT = Slipstream()
 _NON_WORDS = {TokenType.STRING, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.L_PAREN,
               TokenType.R_PAREN, TokenType.COMMA, TokenType.DOT, TokenType.EQ, TokenType.SEMICOLON,
@@ -110,7 +120,7 @@ def parse_sqlglot(text: str) -> exp.Expression:
     if tree is None or isinstance(tree, exp.Command):
         toks = tokenize(text)
         raise syntax_error_at(toks[0] if toks else None)
-    return tree
+    return catalog_syntax.normalize(tree)
 
 
 class _Cursor:

@@ -28,6 +28,7 @@ from planner.outer_join import lower_outer_join
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.rules.fold_constants import fold_constant
 from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)
+from planner.system_catalog import plan_system_relation, resolve_system
 from planner.scope import Scope, ScopeColumn
 from planner.statements import Finishing
 from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
@@ -176,6 +177,11 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
             names = _rename([c.name for c in q.columns], cte_cols, name)
             names = _rename(names, col_aliases, alias or name)
             return _Item(q.plan, Scope([ScopeColumn(alias or name, n, t) for n, t in zip(names, q.types)]))
+        system = resolve_system(parts, ctx)
+        if system is not None:
+            names = _rename([c.name for c in system.columns], col_aliases, alias or name)
+            return _Item(plan_system_relation(system, ctx),
+                         Scope([ScopeColumn(alias or name, n, c.type) for n, c in zip(names, system.columns)]))
         item = ctx.catalog.resolve(parts, ctx.search_path, ctx.database)
         plan = plan_catalog_item(item, ctx)
         names = _rename([c.name for c in item.columns], col_aliases, alias or name)

@@ -24,6 +24,7 @@ from dataflow.types import (BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, U
 from planner.casts import cast_value, fit_length
 from planner.context import ParamSlot, PlanContext
 from planner import functions as library
+from planner.catalog_casts import reg_to_text, text_to_reg
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 from planner.patterns import check_regex, similar_to_regex
@@ -53,6 +54,9 @@ _INT4_MIN, _INT4_MAX = -(2 ** 31), 2 ** 31 - 1
 
 # ---- coercion ---------------------------------------------------------------------------------
 
+_REG_KINDS = frozenset({TypeKind.REGCLASS, TypeKind.REGTYPE, TypeKind.REGPROC})
+
+
 def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",
            column: str | None = None) -> ScalarExpr:
     """Cast `e` to `t`. `mode` is implicit, assignment (storing into a column) or explicit (CAST).
@@ -71,6 +75,10 @@ def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",
             return Literal(None if v is None else fit_length(v, t, assignment=True), t)
         return Cast(Call("check_length", (unlimited, Literal(t.length, INT4), Literal(t.name, TEXT)),
                          unlimited.type), t)
+    if t.kind in _REG_KINDS and e.type.is_text:
+        return text_to_reg(e, t, ctx)  # a name: looked up in the catalog
+    if e.type.kind in _REG_KINDS and t.is_text and mode != "implicit":
+        return coerce(reg_to_text(e, ctx), t, ctx, mode, column)
     if isinstance(e, Literal) and e.type.kind is TypeKind.UNKNOWN and not ctx.fold_constants and (
             t.length is not None or (t.kind is TypeKind.NUMERIC and t.scale is not None)):
         # PostgreSQL reads the literal as the plain type, then applies the precision (a

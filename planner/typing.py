@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import (ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
                             BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
@@ -28,6 +28,11 @@ _SIMPLE = {
     DT.DATE: DATE, DT.INTERVAL: INTERVAL, DT.TIME: TIME, DT.VARBINARY: BYTEA, DT.UUID: UUID,
     DT.JSONB: JSONB, DT.JSON: JSON,
 }
+
+# Types of the system catalogs, spelled as user-defined names by sqlglot.
+_CATALOG_TYPES = {"oid": OID, "regclass": REGCLASS, "regtype": REGTYPE, "regproc": REGPROC,
+                  "char": CHAR, "pg_node_tree": TEXT}
+_SIMPLE[DT.NAME] = NAME
 
 _RANK = {TypeKind.INT2: 0, TypeKind.INT4: 1, TypeKind.INT8: 2, TypeKind.NUMERIC: 3}
 
@@ -74,6 +79,20 @@ def type_from_ast(dt: exp.DataType) -> SqlType:
         return array_of(element)
     if t in _SIMPLE:
         return _SIMPLE[t]
+    if t is DT.USERDEFINED and dt.args.get("kind") is not None:
+        kind = dt.args["kind"]
+        if isinstance(kind, exp.Dot) and kind.this.name.lower() == "pg_catalog":
+            # pg_catalog.int4, pg_catalog."char": the built-in type of that name.
+            inner = kind.expression
+            if inner.args.get("quoted") or inner.name.lower() in _CATALOG_TYPES:
+                named = _CATALOG_TYPES.get(inner.name.lower())
+                if named is not None:
+                    return named
+            else:
+                return type_from_ast(exp.DataType.build(inner.name, dialect="postgres"))
+        named = _CATALOG_TYPES.get(kind.name.lower())
+        if named is not None:
+            return named
     raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"type {dt.sql(dialect='postgres').lower()} not yet supported")
 
 
@@ -98,6 +117,9 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
     if all(t == first for t in known):
         return first
     kinds = {t.kind for t in known}
+    if any(t.is_oid for t in known) and all(t.is_oid or t.is_integer for t in known):
+        oids = {t for t in known if t.is_oid}
+        return oids.pop() if len(oids) == 1 else OID
     if all(t.is_numeric_family for t in known):
         if kinds & {TypeKind.FLOAT4, TypeKind.FLOAT8}:
             if TypeKind.FLOAT8 not in kinds and (common or kinds == {TypeKind.FLOAT4}):
@@ -134,6 +156,8 @@ def implicitly_castable(src: SqlType, dst: SqlType) -> bool:
         return _RANK[src.kind] <= _RANK[dst.kind]
     if src.is_text and dst.is_text:
         return True
+    if dst.is_oid and (src.is_oid or src.is_integer):
+        return True
     if src.kind is TypeKind.DATE and dst.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
         return True
     if src.kind is TypeKind.TIMESTAMP and dst.kind is TypeKind.TIMESTAMPTZ:
@@ -152,6 +176,8 @@ def assignment_castable(src: SqlType, dst: SqlType) -> bool:
     if src.kind is TypeKind.ARRAY and dst.kind is TypeKind.ARRAY:
         return assignment_castable(src.element, dst.element)
     if src.is_numeric_family and dst.is_numeric_family:
+        return True
+    if src.is_oid and dst.kind in (TypeKind.INT4, TypeKind.INT8):
         return True
     if dst.is_text:
         return True
@@ -181,8 +207,7 @@ def explicitly_castable(src: SqlType, dst: SqlType) -> bool:
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
                                 TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON, TIME)}
 OID_TYPES[1042] = BPCHAR
-OID_TYPES[18] = TEXT  # "char"
-OID_TYPES[19] = TEXT  # name
+OID_TYPES.update({t.oid: t for t in (OID, REGCLASS, REGTYPE, REGPROC, NAME, CHAR)})
 
 
 # Array parameter types (OID 1007 is integer[]), by their element types above.

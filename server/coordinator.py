@@ -24,6 +24,7 @@ from dataflow.batch import advance_times, concat, consolidate
 from dataflow.controller import ComputeController, StepOutput
 from dataflow.errors import SqlError, SqlState
 from dataflow.plan import ArrangeBy, Get, Plan, collections_read
+from dataflow.render import evaluate_constant
 from dataflow.types import Column
 from planner.index_lookup import use_index_lookups
 from server.oracle import TimestampOracle
@@ -300,6 +301,10 @@ class Coordinator:
                 raise SqlError(SqlState.UNDEFINED_TABLE, f"relation {id} no longer exists")
 
     async def peek(self, plan: Plan, ts: int | None = None) -> pa.Table:
+        if not collections_read(plan):
+            # Catalog queries and constants: nothing the workers hold is read, so the answer is
+            # computed here, without a round trip (they are hot: clients introspect constantly).
+            return evaluate_constant(plan)
         self.check_readable(plan)
         plan = use_index_lookups(plan, self.catalog)
         return await self.compute.peek(plan, self.read_ts() if ts is None else ts)

@@ -7,6 +7,9 @@ format_type names a type by its OID and type modifier as PostgreSQL's format_typ
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow import oid_names
 
 from dataflow.expr import Call
 from dataflow.types import ARRAY_OIDS, SqlType, TypeKind, array_of, bpchar, numeric, varchar
@@ -65,3 +68,33 @@ def _get_userbyid(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 
 KERNELS = {"format_type": _format_type, "pg_get_userbyid": _get_userbyid}
+
+
+def _oid_to_name(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """regclass/regtype/regproc -> text, with the statement's name table (args[1], JSON)."""
+    return oid_names.oids_to_names(expr.args[1].value, vals[0])
+
+
+def _name_to_oid(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """text -> regclass/regtype/regproc, with the statement's name table; a name that names
+    nothing is an error, or NULL for to_regclass (args[3] true)."""
+    kind = expr.args[2].value
+    missing = None if expr.args[3].value else oid_names.missing_error(kind)
+    return oid_names.names_to_oids(expr.args[1].value, vals[0], kind, missing)
+
+
+def _oid_lookup(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """A value per oid from a table (args[1], JSON of [oid, text] pairs); NULL where absent."""
+    keys, values = oid_names.lookup_arrays(expr.args[1].value)
+    return values.take(pc.index_in(_arr(vals[0]).cast(pa.int64()), keys))
+
+
+def _oid_in(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """Whether each oid is in a set (args[1], JSON list); NULL for NULL."""
+    members = oid_names.oid_set(expr.args[1].value)
+    arr = _arr(vals[0]).cast(pa.int64())
+    return pc.if_else(arr.is_valid(), pc.is_in(arr, members), pa.nulls(len(arr), pa.bool_()))
+
+
+KERNELS.update({"oid_to_name": _oid_to_name, "name_to_oid": _name_to_oid, "oid_lookup": _oid_lookup,
+                "oid_in": _oid_in})

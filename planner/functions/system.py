@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Literal, ScalarExpr
-from dataflow.types import BOOL, INT4, INT8, TEXT, SqlType, array_of
+from dataflow.types import BOOL, INT4, INT8, OID, TEXT, SqlType, array_of
 from planner.functions.registry import ANY, Overload, overloads
 
 if TYPE_CHECKING:
@@ -107,20 +107,10 @@ FUNCTIONS = overloads(
     Overload("pg_backend_pid", (), INT4, build=_pid),
     Overload("pg_typeof", (ANY,), TEXT, build=_typeof),
     Overload("current_schemas", (BOOL,), array_of(TEXT), build=_current_schemas),
-    Overload("format_type", (INT8, INT4), TEXT, kernel="format_type"),
-    Overload("pg_get_userbyid", (INT8,), TEXT, kernel="pg_get_userbyid"),
+    Overload("format_type", (OID, INT4), TEXT, kernel="format_type"),
     # One superuser owns everything: every privilege is held.
     *(Overload(f"has_{what}_privilege", args, BOOL, build=_always(True))
       for what in ("table", "schema", "database", "column", "function", "sequence", "any_column")
       for args in ((ANY, TEXT), (ANY, ANY, TEXT), (ANY, ANY, ANY, TEXT))),
-    # Objects carry no comments yet.
-    Overload("obj_description", (INT8, TEXT), TEXT, build=_null_text),
-    Overload("obj_description", (INT8,), TEXT, build=_null_text),
-    Overload("col_description", (INT8, INT4), TEXT, build=_null_text),
-    Overload("shobj_description", (INT8, TEXT), TEXT, build=_null_text),
-    # Every object lives in public, which is on every search path we serve.
-    Overload("pg_table_is_visible", (INT8,), BOOL, kernel="is_not_null"),
-    Overload("pg_type_is_visible", (INT8,), BOOL, kernel="is_not_null"),
-    Overload("pg_function_is_visible", (INT8,), BOOL, kernel="is_not_null"),
     Overload("set_config", (TEXT, TEXT, BOOL), TEXT, build=_set_config),
 )

@@ -28,7 +28,7 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import normalize_datetime_text, time_text
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
-from dataflow.types import (BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType, TypeKind)
 
 Encoder = Callable[[Any], bytes]
@@ -45,14 +45,19 @@ class CodecContext:
 
     timezone: str = "UTC"
     extra_float_digits: int = 1
+    # The names regclass/regtype/regproc values print as: (type oid, value) -> name, from the
+    # catalog the connection serves (None: print the number, as for an object that is gone).
+    reg_names: Callable[[int, int], str | None] | None = None
 
     @staticmethod
-    def from_vars(vars: dict[str, str]) -> "CodecContext":
+    def from_vars(vars: dict[str, str], reg_names: Callable[[int, int], str | None] | None = None
+                  ) -> "CodecContext":
         try:
             efd = int(vars.get("extra_float_digits", "1"))
         except ValueError:
             efd = 1
-        return CodecContext(timezone=vars.get("timezone", "UTC") or "UTC", extra_float_digits=efd)
+        return CodecContext(timezone=vars.get("timezone", "UTC") or "UTC", extra_float_digits=efd,
+                            reg_names=reg_names)
 
     def tzinfo(self):
         """None for UTC (the fast path), otherwise a tzinfo for the session's TimeZone."""
@@ -191,7 +196,24 @@ def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
         return lambda v: time_text(v).encode()
     if oid == BYTEA.oid:
         return lambda v: bytea_text(v).encode()
+    if oid == OID.oid:
+        return _int_text
+    if oid in _REG_OIDS:
+        return _reg_text(oid, ctx.reg_names)
     return _text_text
+
+
+_REG_OIDS = frozenset({REGCLASS.oid, REGTYPE.oid, REGPROC.oid})
+
+
+def _reg_text(type_oid: int, names: Callable[[int, int], str | None] | None) -> Encoder:
+    if names is None:
+        return _int_text
+
+    def encode(v: Any) -> bytes:
+        name = names(type_oid, v)
+        return (str(v) if name is None else name).encode()
+    return encode
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,6 +223,7 @@ def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
+_U32 = struct.Struct(">I")
 _F32 = struct.Struct(">f")
 _F64 = struct.Struct(">d")
 
@@ -295,6 +318,9 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     UUID.oid: lambda v: bytes.fromhex(v.replace("-", "")),
     JSONB.oid: lambda v: b"\x01" + v.encode(),  # format version 1, then the text
     JSON.oid: _text_text,
+    NAME.oid: _text_text,
+    CHAR.oid: _text_text,
+    **{t.oid: (lambda v: _U32.pack(v)) for t in (OID, REGCLASS, REGTYPE, REGPROC)},
 }
 
 
@@ -358,7 +384,8 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
                                        VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID,
-                                       JSONB, JSON, TIME, UNKNOWN)}
+                                       JSONB, JSON, TIME, UNKNOWN, OID, REGCLASS, REGTYPE, REGPROC, NAME, CHAR)}
+_OID_PARAM_OIDS = frozenset({OID.oid, REGCLASS.oid, REGTYPE.oid, REGPROC.oid})
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
@@ -383,6 +410,9 @@ def _decode_text(s: str, oid: int) -> Any:
     if oid in _ARRAY_ELEMENTS:
         return arrays.canonical(s, _ARRAY_ELEMENTS[oid])
     name = _TYPE_NAMES.get(oid, "unknown")
+    if oid in _OID_PARAM_OIDS:
+        from planner.casts import cast_value
+        return cast_value(s, TEXT, OID) if s.strip().lstrip("-").isdigit() else s
     if oid == BOOL.oid:
         low = s.strip().lower()
         if low in _TRUE:
@@ -522,8 +552,10 @@ def _decode_binary(b: bytes, oid: int) -> Any:
     if oid == INTERVAL.oid and n == 16:
         us, days, months = _INTERVAL_BINARY.unpack(b)
         return interval.make(months, days, us)
-    if oid in (TEXT.oid, VARCHAR.oid, BPCHAR.oid, UNKNOWN.oid, 0):
+    if oid in (TEXT.oid, VARCHAR.oid, BPCHAR.oid, UNKNOWN.oid, NAME.oid, CHAR.oid, 0):
         return b.decode("utf-8")
+    if oid in _OID_PARAM_OIDS and n == 4:
+        return _U32.unpack(b)[0]
     if oid not in _TYPE_NAMES:
         raise SqlError(SqlState.UNDEFINED_FUNCTION,
                        f"no binary input function available for type with OID {oid}")

@@ -235,7 +235,8 @@ class Connection:
         self._send(p.ready_for_query(s.transaction_status or "I"))
 
     def _codec_context(self) -> CodecContext:
-        return CodecContext.from_vars(self.session.vars)
+        reg_names = getattr(self.adapter, "reg_names", None)
+        return CodecContext.from_vars(self.session.vars, reg_names(self.session) if reg_names else None)
 
     # ------------------------------------------------------------------ startup
 

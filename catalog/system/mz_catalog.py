@@ -1,0 +1,94 @@
+"""mz_catalog: Materialize's catalog relations (dbt-materialize and Materialize's own tools read
+these), generated from the same objects as pg_catalog."""
+
+from __future__ import annotations
+
+from catalog.items import ItemKind
+from catalog.system.pg_catalog import _namespaces, index_definition, user_items, view_definition
+from catalog.system.relations import relation, schema_oid
+from catalog.system.snapshot import CatalogSnapshot
+
+
+def _owner(snap, item) -> str:
+    return f"u{snap.role_oid(item.owner)}"
+
+
+def _of_kind(kind: ItemKind):
+    def rows(snap: CatalogSnapshot):
+        return [(i.id, i.oid, schema_oid(i.schema), i.name, _owner(snap, i)) for i in user_items(snap)
+                if i.kind is kind]
+    return rows
+
+
+relation("mz_catalog", "mz_tables", 16100, "id text, oid oid, schema_id oid, name text, owner_id text")(
+    _of_kind(ItemKind.TABLE))
+
+
+@relation("mz_catalog", "mz_views", 16101, "id text, oid oid, schema_id oid, name text, definition text, owner_id text")
+def mz_views(snap: CatalogSnapshot):
+    return [(i.id, i.oid, schema_oid(i.schema), i.name, view_definition(i), _owner(snap, i))
+            for i in user_items(snap) if i.kind is ItemKind.VIEW]
+
+
+@relation("mz_catalog", "mz_materialized_views", 16102,
+          "id text, oid oid, schema_id oid, name text, cluster_id text, definition text, owner_id text")
+def mz_materialized_views(snap: CatalogSnapshot):
+    return [(i.id, i.oid, schema_oid(i.schema), i.name, "u1", view_definition(i), _owner(snap, i))
+            for i in user_items(snap) if i.kind is ItemKind.MATERIALIZED_VIEW]
+
+
+@relation("mz_catalog", "mz_indexes", 16103,
+          "id text, oid oid, name text, on_id text, cluster_id text, owner_id text, create_sql text")
+def mz_indexes(snap: CatalogSnapshot):
+    by_id = {i.id: i for i in snap.items}
+    return [(i.id, i.oid, i.name, i.index_on, "u1", _owner(snap, i),
+             index_definition(i, by_id[i.index_on]) if i.index_on in by_id else i.create_sql)
+            for i in user_items(snap) if i.kind is ItemKind.INDEX]
+
+
+@relation("mz_catalog", "mz_columns", 16104,
+          "id text, name text, position int8, nullable bool, type text, default text, type_oid oid, type_mod int4")
+def mz_columns(snap: CatalogSnapshot):
+    from catalog.system.pg_catalog import _type_modifier
+    rows = []
+    for i in user_items(snap):
+        if i.kind is ItemKind.INDEX:
+            continue
+        defaults = dict(snap.defaults.get(i.id, ()))
+        for n, c in enumerate(i.columns, start=1):
+            rows.append((i.id, c.name, n, c.nullable, c.type.name, defaults.get(n), c.type.oid,
+                         _type_modifier(c.type)))
+    return rows
+
+
+@relation("mz_catalog", "mz_objects", 16105, "id text, oid oid, schema_id oid, name text, type text, owner_id text")
+def mz_objects(snap: CatalogSnapshot):
+    return [(i.id, i.oid, schema_oid(i.schema), i.name, i.kind.value, _owner(snap, i)) for i in user_items(snap)]
+
+
+@relation("mz_catalog", "mz_schemas", 16106, "id text, oid oid, database_id text, name text, owner_id text")
+def mz_schemas(snap: CatalogSnapshot):
+    return [(f"s{o}", o, "u1", s, "s1") for s, o in _namespaces(snap)]
+
+
+@relation("mz_catalog", "mz_databases", 16107, "id text, oid oid, name text, owner_id text")
+def mz_databases(snap: CatalogSnapshot):
+    from catalog.system.pg_catalog import DATABASE_OID
+    return [("u1", DATABASE_OID, snap.database, "s1")]
+
+
+@relation("mz_catalog", "mz_clusters", 16108, "id text, name text, owner_id text, size text, replication_factor int4")
+def mz_clusters(snap: CatalogSnapshot):
+    return [("u1", "default", "s1", None, 1)]
+
+
+relation("mz_catalog", "mz_sources", 16109, "id text, oid oid, schema_id oid, name text, type text, owner_id text")(
+    lambda snap: ())
+relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id oid, name text, type text, owner_id text")(
+    lambda snap: ())
+
+
+@relation("mz_catalog", "mz_roles", 16111, "id text, oid oid, name text, inherit bool")
+def mz_roles(snap: CatalogSnapshot):
+    from catalog.system.pg_catalog import _roles
+    return [(f"u{r.oid}", r.oid, r.name, True) for r in _roles(snap)]

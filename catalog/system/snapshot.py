@@ -1,0 +1,66 @@
+"""What one statement's view of the system catalogs is made of."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from catalog.items import CatalogItem
+
+
+@dataclass(frozen=True)
+class RoleInfo:
+    name: str
+    oid: int
+    superuser: bool = True
+    login: bool = True
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    """One function signature of the library, as pg_proc shows it."""
+
+    name: str
+    oid: int
+    arg_oids: tuple[int, ...]
+    result_oid: int
+    kind: str = "f"  # f function, a aggregate, w window
+    retset: bool = False
+    variadic_oid: int = 0
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """One connection, as pg_stat_activity shows it."""
+
+    pid: int
+    user: str
+    database: str
+    application_name: str = ""
+    state: str = "active"
+    query: str = ""
+    backend_start: object = None
+    client_addr: str | None = None
+    client_port: int | None = None
+
+
+@dataclass(frozen=True)
+class CatalogSnapshot:
+    items: tuple[CatalogItem, ...]
+    database: str
+    user: str
+    search_path: tuple[str, ...] = ("public",)
+    roles: tuple[RoleInfo, ...] = ()
+    procs: tuple[ProcInfo, ...] = ()
+    settings: tuple[tuple[str, str], ...] = ()
+    sessions: tuple[SessionRow, ...] = ()
+    # Column defaults by item id: (column number from 1, expression text).
+    defaults: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def role_oid(self, name: str) -> int:
+        for r in self.roles:
+            if r.name == name:
+                return r.oid
+        return SUPERUSER_OID
+
+
+SUPERUSER_OID = 10
