@@ -110,8 +110,18 @@ def column_defaults(item) -> tuple[tuple[int, str], ...]:
         n += 1
         for c in col.args.get("constraints") or []:
             if isinstance(c.kind, exp.DefaultColumnConstraint):
-                out.append((n, c.kind.this.sql(dialect="postgres")))
+                out.append((n, _deparsed(c.kind.this, item.columns[n - 1].type)))
     return tuple(out)
+
+
+def _deparsed(e, t: SqlType) -> str:
+    """A default as pg_get_expr prints it: a string constant carries its column's type
+    (`'x'::text`), as PostgreSQL's stored expression does."""
+    from sqlglot import exp
+    text = e.sql(dialect="postgres")
+    if isinstance(e, exp.Literal) and e.is_string:
+        return f"{text}::{t.name}"
+    return text
 
 
 # -- pg_proc: the function library ----------------------------------------------------------

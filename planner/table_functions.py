@@ -32,6 +32,7 @@ TABLE_FUNCTIONS = overloads(
     Overload("generate_series", (TIMESTAMP, TIMESTAMP, INTERVAL), TIMESTAMP, kernel="generate_series"),
     Overload("generate_series", (TIMESTAMPTZ, TIMESTAMPTZ, INTERVAL), TIMESTAMPTZ, kernel="generate_series"),
     Overload("unnest", (ANY,), lambda types: types[0].element, kernel="unnest"),
+    Overload("generate_subscripts", (ANY, INT4), INT4, kernel="generate_subscripts"),
     Overload("jsonb_array_elements", (JSONB,), JSONB, kernel="jsonb_array_elements"),
     Overload("jsonb_array_elements_text", (JSONB,), TEXT, kernel="jsonb_array_elements_text"),
     Overload("jsonb_object_keys", (JSONB,), TEXT, kernel="jsonb_object_keys"),
@@ -56,7 +57,7 @@ def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext) -
     overload, params = choose(name, TABLE_FUNCTIONS[name], args)
     if overload.result == NUMERIC:
         raise unsupported("generate_series over numeric")
-    if name == "unnest" and args[0].type.kind is not TypeKind.ARRAY:
+    if name in ("unnest", "generate_subscripts") and args[0].type.kind is not TypeKind.ARRAY:
         if args[0].type.kind is TypeKind.UNKNOWN:
             raise SqlError("42804", "could not determine polymorphic type because input has type unknown")
         raise no_function(name, args)

@@ -31,7 +31,9 @@ _SIMPLE = {
 
 # Types of the system catalogs, spelled as user-defined names by sqlglot.
 _CATALOG_TYPES = {"oid": OID, "regclass": REGCLASS, "regtype": REGTYPE, "regproc": REGPROC,
-                  "char": CHAR, "pg_node_tree": TEXT}
+                  "char": CHAR, "pg_node_tree": TEXT,
+                  # Printed as their numbers here (PostgreSQL prints the schema's / role's name).
+                  "regnamespace": OID, "regrole": OID}
 _SIMPLE[DT.NAME] = NAME
 
 _RANK = {TypeKind.INT2: 0, TypeKind.INT4: 1, TypeKind.INT8: 2, TypeKind.NUMERIC: 3}

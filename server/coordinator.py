@@ -304,7 +304,8 @@ class Coordinator:
         if not collections_read(plan):
             # Catalog queries and constants: nothing the workers hold is read, so the answer is
             # computed here, without a round trip (they are hot: clients introspect constantly).
-            return evaluate_constant(plan)
+            # In a thread: a large constant (generate_series) must not hold up other sessions.
+            return await asyncio.to_thread(evaluate_constant, plan)
         self.check_readable(plan)
         plan = use_index_lookups(plan, self.catalog)
         return await self.compute.peek(plan, self.read_ts() if ts is None else ts)

@@ -79,7 +79,8 @@ def pg_class(snap: CatalogSnapshot):
     items = user_items(snap)
     indexed = {i.index_on for i in items if i.kind is ItemKind.INDEX}
     rows = [_class_row(i.oid, i.name, schema_oid(i.schema), snap.role_oid(i.owner), relkind(i),
-                       len(i.columns), i.id in indexed) for i in items]
+                       len(i.index_key) if i.kind is ItemKind.INDEX else len(i.columns), i.id in indexed)
+            for i in items]
     rows += [_class_row(r.oid, r.name, schema_oid(r.schema), SUPERUSER_OID, r.kind, len(r.columns), False)
              for r in all_relations()]
     return rows

@@ -118,10 +118,11 @@ class FlatMapOp(Operator):
 
     def __init__(self, input: Operator, func: str, args: tuple[ScalarExpr, ...], type: SqlType,
                  schema: pa.Schema, rt: Runtime):
-        if func not in ("generate_series", "unnest") and not func.startswith("jsonb_"):
+        if func not in ("generate_series", "unnest", "generate_subscripts") and not func.startswith("jsonb_"):
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"table function {func} not yet supported")
         self.input, self.schema, self.rt, self.type, self.func = input, schema, rt, type, func
         self.fns = [compile_expr(a) for a in args]
+        self.arg_types = [a.type for a in args]
 
     def step(self, ctx: StepContext) -> pa.Table:
         b = self.input.step(ctx)
@@ -130,7 +131,7 @@ class FlatMapOp(Operator):
     def _apply(self, b: pa.Table) -> pa.Table:
         if b.num_rows == 0:
             return self.schema.empty_table()
-        if self.func == "unnest" or self.func.startswith("jsonb_"):
+        if self.func in ("unnest", "generate_subscripts") or self.func.startswith("jsonb_"):
             return self._unnest(b)
         if pa.types.is_timestamp(self.type.arrow):
             return self._timestamps(b)
@@ -199,6 +200,12 @@ class FlatMapOp(Operator):
 
         texts = _arr_of(self.fns[0](b)).to_pylist()
         read = arrays.read if self.func == "unnest" else _json_set(self.func)
+        if self.func == "generate_subscripts":
+            # generate_subscripts(array, dim): 1..length for the one dimension arrays have here.
+            element = self.arg_types[0].element
+            dims = _arr_of(self.fns[1](b)).to_pylist()
+            texts = [t if d == 1 else None for t, d in zip(texts, dims)]
+            read = lambda t, _type: list(range(1, len(arrays.read(t, element)) + 1))  # noqa: E731
         cache: dict[str, list] = {}
         lists = []
         for t in texts:
