@@ -315,7 +315,7 @@ _SQLGLOT_HEADS = {"INSERT", "UPDATE", "DELETE"}
 _POSTGRES_ONLY_HEADS = frozenset({
     "LISTEN", "NOTIFY", "UNLISTEN", "VACUUM", "ANALYZE", "CLUSTER", "REINDEX", "LOCK", "CHECKPOINT",
     "GRANT", "REVOKE", "TRUNCATE", "MERGE", "CALL", "DO", "LOAD", "REFRESH", "SECURITY", "COMMENT",
-    "IMPORT", "REASSIGN", "SAVEPOINT", "RELEASE", "PREPARE", "EXECUTE", "ALTER",
+    "IMPORT", "REASSIGN", "PREPARE", "EXECUTE", "ALTER",
 })
 
 
@@ -514,10 +514,28 @@ def _start(c: _Cursor) -> m.Transaction:
 def _finish(action: str):
     def handler(c: _Cursor) -> m.Transaction:
         c.accept("WORK") or c.accept("TRANSACTION")
+        if action == "rollback" and c.accept("TO"):
+            c.accept("SAVEPOINT")
+            name = c.ident()
+            c.expect_end()
+            return m.Transaction("rollback_to", savepoint=name)
         c.accept("AND", "NO", "CHAIN")
         c.expect_end()
         return m.Transaction(action)
     return handler
+
+
+def _savepoint(c: _Cursor) -> m.Transaction:
+    name = c.ident()
+    c.expect_end()
+    return m.Transaction("savepoint", savepoint=name)
+
+
+def _release(c: _Cursor) -> m.Transaction:
+    c.accept("SAVEPOINT")
+    name = c.ident()
+    c.expect_end()
+    return m.Transaction("release", savepoint=name)
 
 
 def _discard(c: _Cursor) -> m.Discard:
@@ -769,6 +787,7 @@ _HANDLERS = {
     "SUBSCRIBE": _subscribe, "SHOW": _show, "SET": _set, "RESET": _reset, "BEGIN": _begin,
     "START": _start, "COMMIT": _finish("commit"), "END": _finish("commit"),
     "ROLLBACK": _finish("rollback"), "ABORT": _finish("rollback"), "DISCARD": _discard,
+    "SAVEPOINT": _savepoint, "RELEASE": _release,
     "DEALLOCATE": _deallocate, "DECLARE": _declare, "FETCH": _fetch, "CLOSE": _close,
     "COPY": _copy, "EXPLAIN": _explain, "CREATE": _create, "DROP": _drop,
 }

@@ -631,12 +631,9 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
             # A set-returning function in the select list: the FROM result with the function's
             # values as one more column, one row per value.
             if len({f.sql() for f in srfs}) > 1:
-                raise unsupported("more than one set-returning function in a select list")
-            plan, t = flat_map(srfs[0], plan, ScalarLowerer(scope, ctx, clause="SELECT"), ctx)
-            srf_col = ColumnRef(len(scope.columns), t)
-            scope = scope + Scope([ScopeColumn(None, "?srf?", t, using_hidden=True)])
-            key = srfs[0].sql()
-            hook = lambda node: srf_col if is_table_function(node) and node.sql() == key else None  # noqa: E731
+                plan, scope, hook = _lockstep_array_functions(srfs, plan, scope, ctx)
+            else:
+                plan, scope, hook = _one_select_list_function(srfs[0], plan, scope, ctx)
         lowerer = ScalarLowerer(scope, ctx, hook=hook, clause="SELECT")
         exprs = [ColumnRef(it, scope.columns[it].type) if isinstance(it, int)
                  else resolve_unknown(lowerer.lower(it), ctx) for it, _ in items]
@@ -855,3 +852,56 @@ def _plan_values(node: exp.Values, ctx: PlanContext, target: tuple[SqlType, ...]
     unit = Constant(((),), ())
     parts = tuple(Map(unit, tuple(r)) for r in rows)
     return QueryResult(parts[0] if len(parts) == 1 else Union_(parts), columns)
+
+
+def _one_select_list_function(srf: exp.Expression, plan: Plan, scope: Scope, ctx: PlanContext):
+    """A set-returning function in the select list: the FROM result with the function's values
+    as one more column, one row per value."""
+    plan, t = flat_map(srf, plan, ScalarLowerer(scope, ctx, clause="SELECT"), ctx)
+    srf_col = ColumnRef(len(scope.columns), t)
+    scope = scope + Scope([ScopeColumn(None, "?srf?", t, using_hidden=True)])
+    key = srf.sql()
+    return plan, scope, lambda node: srf_col if is_table_function(node) and node.sql() == key else None
+
+
+_LOCKSTEP = "?lockstep?"
+
+
+def _lockstep_array_functions(srfs: list[exp.Expression], plan: Plan, scope: Scope, ctx: PlanContext):
+    """Several set-returning functions in one select list run in lockstep in PostgreSQL: row i
+    has each function's i-th value, NULL where a function has fewer. For unnest(array) and
+    generate_subscripts(array, 1) (what catalog queries use, `unnest(indkey), generate_subscripts
+    (indkey, 1)`) that is one series of positions up to the longest array:
+
+        unnest(a), generate_subscripts(b, 1)
+        -> FROM generate_series(1, greatest(cardinality(a), cardinality(b))) AS i
+           SELECT a[i], CASE WHEN i <= cardinality(b) THEN i END
+    """
+    arrays = []
+    for f in {f.sql(): f for f in srfs}.values():
+        name = f.name.lower()
+        args = f.expressions
+        if name == "unnest" and len(args) == 1:
+            arrays.append(args[0])
+        elif name == "generate_subscripts" and len(args) == 2 and args[1].sql() == "1":
+            arrays.append(args[0])
+        else:
+            raise unsupported("more than one set-returning function in a select list, other than "
+                              "unnest and generate_subscripts of arrays")
+    longest = exp.Anonymous(this="greatest", expressions=[
+        exp.Anonymous(this="cardinality", expressions=[a.copy()]) for a in arrays])
+    series = exp.Anonymous(this="generate_series", expressions=[exp.Literal.number(1), longest])
+    plan, t = flat_map(series, plan, ScalarLowerer(scope, ctx, clause="SELECT"), ctx)
+    scope = scope + Scope([ScopeColumn(_LOCKSTEP, "i", t, using_hidden=True)])
+    position = exp.Column(this=exp.to_identifier("i"), table=exp.to_identifier(_LOCKSTEP))
+    inner = ScalarLowerer(scope, ctx, clause="SELECT")
+    replacements = {}
+    for f in srfs:
+        arg = f.expressions[0].copy()
+        if f.name.lower() == "unnest":
+            ast = exp.Bracket(this=arg, expressions=[position.copy()])
+        else:
+            ast = exp.Case(ifs=[exp.If(this=exp.LTE(this=position.copy(), expression=exp.Anonymous(
+                this="cardinality", expressions=[arg])), true=position.copy())])
+        replacements[f.sql()] = inner.lower(ast)
+    return plan, scope, lambda node: replacements.get(node.sql()) if is_table_function(node) else None

@@ -80,8 +80,9 @@ class SetVariable:
 
 @dataclass(frozen=True)
 class Transaction:
-    action: str  # 'begin' | 'commit' | 'rollback'
+    action: str  # 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollback_to'
     read_only: bool = False
+    savepoint: str | None = None
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,7 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
     if isinstance(ast, m.SetVariable):
         return SetVariablePlan(ast.name, ast.value, ast.local)
     if isinstance(ast, m.Transaction):
-        return TransactionPlan(ast.action, ast.read_only)
+        return TransactionPlan(ast.action, ast.read_only, ast.savepoint)
     if isinstance(ast, m.Discard):
         return DiscardPlan(ast.what)
     if isinstance(ast, m.Deallocate):

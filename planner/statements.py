@@ -135,10 +135,12 @@ class SetVariablePlan:
 
 @dataclass(frozen=True)
 class TransactionPlan:
-    """BEGIN / START TRANSACTION / COMMIT / END / ROLLBACK / ABORT."""
+    """BEGIN / START TRANSACTION / COMMIT / END / ROLLBACK / ABORT, and SAVEPOINT / RELEASE /
+    ROLLBACK TO (`savepoint` names the savepoint)."""
 
-    action: str  # 'begin' | 'commit' | 'rollback'
+    action: str  # 'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollback_to'
     read_only: bool = False
+    savepoint: str | None = None
 
 
 @dataclass(frozen=True)

@@ -302,6 +302,9 @@ class SlipstreamAdapter:
     # -- transactions ---------------------------------------------------------------------------
 
     async def _transaction(self, session: Session, state: SessionState, plan: TransactionPlan) -> Outcome:
+        if plan.action in ("savepoint", "release", "rollback_to"):
+            return self._savepoint(state, plan)
+        state.savepoints.clear()
         if plan.action == "begin":
             if state.in_block:
                 session.pending_notices.append(("25001", "there is already a transaction in progress"))
@@ -320,6 +323,36 @@ class SlipstreamAdapter:
             await self._apply_writes(writes)
         if plan.action == "commit" and not was_failed:
             return CommandComplete("COMMIT")
+        return CommandComplete("ROLLBACK")
+
+    @staticmethod
+    def _savepoint(state: SessionState, plan: TransactionPlan) -> Outcome:
+        """Savepoints mark a place in the transaction's buffered writes: ROLLBACK TO drops the
+        writes made after it (and clears an error), RELEASE forgets it."""
+        name = plan.savepoint.lower()
+        if not state.in_block:
+            verb = {"savepoint": "SAVEPOINT", "release": "RELEASE SAVEPOINT",
+                    "rollback_to": "ROLLBACK TO SAVEPOINT"}[plan.action]
+            raise SqlError(SqlState.NO_ACTIVE_SQL_TRANSACTION, f"{verb} can only be used in transaction blocks")
+        if plan.action == "savepoint":
+            if state.failed:
+                raise SqlError(SqlState.IN_FAILED_SQL_TRANSACTION,
+                               "current transaction is aborted, commands ignored until end of transaction block")
+            state.savepoints.append((name, len(state.writes)))
+            return CommandComplete("SAVEPOINT")
+        found = [i for i, (n, _) in enumerate(state.savepoints) if n == name]
+        if not found:
+            raise SqlError("3B001", f'savepoint "{plan.savepoint}" does not exist')
+        i = found[-1]
+        if plan.action == "release":
+            if state.failed:
+                raise SqlError(SqlState.IN_FAILED_SQL_TRANSACTION,
+                               "current transaction is aborted, commands ignored until end of transaction block")
+            del state.savepoints[i:]
+            return CommandComplete("RELEASE")
+        del state.writes[state.savepoints[i][1]:]
+        del state.savepoints[i + 1:]
+        state.failed = False
         return CommandComplete("ROLLBACK")
 
     async def _apply_writes(self, writes: list[PendingWrite]) -> None:
