@@ -23,6 +23,8 @@ from dataflow.types import Column, SqlType, TypeKind
 DEFAULT_DATABASE = "slipstream"
 DEFAULT_SCHEMA = "public"
 FIRST_USER_OID = 20000
+DEFAULT_DATABASE_OID = 16384
+PUBLIC_SCHEMA_OID = 2200  # PostgreSQL's: clients recognise it
 
 _KIND_WORDS = {
     ItemKind.TABLE: "table",
@@ -86,6 +88,12 @@ class Catalog:
         conn.execute("CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
         conn.execute("CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.execute("INSERT OR IGNORE INTO counters VALUES ('id', 0), ('oid', ?)", (FIRST_USER_OID,))
+        conn.execute("CREATE TABLE IF NOT EXISTS databases (name TEXT PRIMARY KEY, oid INTEGER NOT NULL)")
+        conn.execute("CREATE TABLE IF NOT EXISTS schemas (database TEXT NOT NULL, name TEXT NOT NULL, "
+                     "oid INTEGER NOT NULL, PRIMARY KEY (database, name))")
+        conn.execute("INSERT OR IGNORE INTO databases VALUES (?, ?)", (DEFAULT_DATABASE, DEFAULT_DATABASE_OID))
+        conn.execute("INSERT OR IGNORE INTO schemas VALUES (?, ?, ?)",
+                     (DEFAULT_DATABASE, DEFAULT_SCHEMA, PUBLIC_SCHEMA_OID))
         return cls(conn)
 
     # -- reads (CatalogReader) -------------------------------------------------------------
@@ -98,6 +106,15 @@ class Catalog:
 
     def items(self) -> list[CatalogItem]:
         return sorted(self._items.values(), key=lambda i: int(i.id[1:]))
+
+    def databases(self) -> list[tuple[str, int]]:
+        """(name, oid) of every database, by name."""
+        return [(n, o) for n, o in self._conn.execute("SELECT name, oid FROM databases ORDER BY name")]
+
+    def schemas(self, database: str | None = None) -> list[tuple[str, str, int]]:
+        """(database, name, oid) of the schemas of `database` (all when None), by name."""
+        rows = self._conn.execute("SELECT database, name, oid FROM schemas ORDER BY database, name")
+        return [(d, n, o) for d, n, o in rows if database is None or d == database]
 
     def indexes_on(self, id: str) -> list[CatalogItem]:
         return [i for i in self.items() if i.kind is ItemKind.INDEX and i.index_on == id]
@@ -147,7 +164,9 @@ class Catalog:
             if existing is not None:
                 word = _KIND_WORDS[existing.kind]
                 raise SqlError(SqlState.DUPLICATE_TABLE, f'{word} "{name}" already exists')
-            if schema != DEFAULT_SCHEMA:
+            if not any(n == schema for _, n, _ in self.schemas(database)):
+                if not any(d == database for d, _ in self.databases()):
+                    raise SqlError("3D000", f'database "{database}" does not exist')
                 raise SqlError("3F000", f'schema "{schema}" does not exist')
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -177,6 +196,51 @@ class Catalog:
                 raise
             for id in ids:
                 self._items.pop(id, None)
+
+    def create_database(self, name: str) -> None:
+        """A new database with its `public` schema; 42P04 if the name is taken."""
+        with self._lock:
+            if any(n == name for n, _ in self.databases()):
+                raise SqlError("42P04", f'database "{name}" already exists')
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("INSERT INTO databases VALUES (?, ?)", (name, self._next("oid")))
+                self._conn.execute("INSERT INTO schemas VALUES (?, ?, ?)", (name, DEFAULT_SCHEMA, self._next("oid")))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def create_schema(self, database: str, name: str) -> None:
+        """A new schema; 3D000 if the database does not exist, 42P06 if the name is taken."""
+        with self._lock:
+            if not any(n == database for n, _ in self.databases()):
+                raise SqlError("3D000", f'database "{database}" does not exist')
+            if any(n == name for _, n, _ in self.schemas(database)):
+                raise SqlError("42P06", f'schema "{name}" already exists')
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("INSERT INTO schemas VALUES (?, ?, ?)", (database, name, self._next("oid")))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    def drop_namespaces(self, database: str, schemas: list[str], whole_database: bool) -> None:
+        """Forget schemas (and the database itself when `whole_database`); their objects must have
+        been dropped already."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for s in schemas:
+                    self._conn.execute("DELETE FROM schemas WHERE database = ? AND name = ?", (database, s))
+                if whole_database:
+                    self._conn.execute("DELETE FROM schemas WHERE database = ?", (database,))
+                    self._conn.execute("DELETE FROM databases WHERE name = ?", (database,))
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
     def replace(self, item: CatalogItem) -> None:
         with self._lock:

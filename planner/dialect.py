@@ -704,6 +704,12 @@ def _create(c: _Cursor) -> Any:
         return _create_index(c, default=False)
     if c.is_word("TABLE"):
         return parse_sqlglot(c.text)
+    for word in ("SCHEMA", "DATABASE"):
+        if c.accept(word):
+            if_not_exists = c.accept("IF", "NOT", "EXISTS")
+            name = c.name()
+            c.expect_end()
+            return m.CreateNamespace(word.lower(), name, bool(if_not_exists))
     t = c.peek()
     if t is not None and t.text.upper() in ("SOURCE", "SINK", "CLUSTER", "CONNECTION", "SECRET",
                                             "TYPE", "ROLE", "SCHEMA", "DATABASE", "FUNCTION"):
@@ -760,7 +766,22 @@ def _create_index(c: _Cursor, default: bool) -> m.CreateIndex:
     return m.CreateIndex(name, on, columns, if_not_exists)
 
 
-def _drop(c: _Cursor) -> m.Drop:
+def _drop(c: _Cursor) -> m.Drop | m.DropNamespace:
+    for word in ("SCHEMA", "DATABASE"):
+        if c.accept(word):
+            if_exists = c.accept("IF", "EXISTS")
+            names = [c.name()]
+            while c.accept_type(TokenType.COMMA):
+                names.append(c.name())
+            # DROP DATABASE drops what is in it unless told RESTRICT (PostgreSQL has no
+            # RESTRICT; Materialize defaults to CASCADE); DROP SCHEMA restricts by default.
+            cascade = word == "DATABASE"
+            if c.accept("CASCADE"):
+                cascade = True
+            elif c.accept("RESTRICT"):
+                cascade = False
+            c.expect_end()
+            return m.DropNamespace(word.lower(), tuple(names), bool(if_exists), cascade)
     for words, kind in ((("MATERIALIZED", "VIEW"), "materialized view"), (("TABLE",), "table"),
                         (("VIEW",), "view"), (("INDEX",), "index")):
         if c.accept(*words):

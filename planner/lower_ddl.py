@@ -20,17 +20,20 @@ from planner.context import PlanContext
 from planner.lower_select import plan_query
 from planner.scalar import ScalarLowerer, coerce
 from planner.scope import Scope
-from planner.statements import CreateIndexPlan, CreateTablePlan, CreateViewPlan, DropPlan
+from planner.statements import (CreateIndexPlan, CreateNamespacePlan, CreateTablePlan, CreateViewPlan,
+                                DropNamespacePlan, DropPlan)
 from planner.typing import type_from_ast
 
 
-def _schema_and_name(parts: tuple[str, ...], ctx: PlanContext) -> tuple[str, str]:
+def _qualified(parts: tuple[str, ...], ctx: PlanContext) -> tuple[str, str, str]:
+    """(database, schema, name) of a new object: unqualified names go to the first schema of
+    the search path, in the session's database."""
     if len(parts) == 1:
-        return ctx.search_path[0], parts[0]
-    if len(parts) in (2, 3):
-        if len(parts) == 3 and parts[0] != ctx.database:
-            raise SqlError("3D000", f'database "{parts[0]}" does not exist')
-        return parts[-2], parts[-1]
+        return ctx.database, ctx.search_path[0] if ctx.search_path else "public", parts[0]
+    if len(parts) == 2:
+        return ctx.database, parts[0], parts[1]
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
     raise SqlError(SqlState.SYNTAX_ERROR, f"improper qualified name (too many dotted names): {'.'.join(parts)}")
 
 
@@ -83,14 +86,14 @@ def plan_create_table(node: exp.Create, ctx: PlanContext, sql: str) -> CreateTab
         raise unsupported("CREATE TABLE ... AS")
     if not isinstance(node.this, exp.Schema):
         raise SqlError(SqlState.SYNTAX_ERROR, "syntax error at end of input")
-    schema, name = _schema_and_name(_table_name(node.this.this), ctx)
+    database, schema, name = _qualified(_table_name(node.this.this), ctx)
     columns, defaults = table_columns(node, ctx)
     return CreateTablePlan(name, schema, tuple(columns), bool(node.args.get("exists")), sql,
-                           tuple(defaults))
+                           tuple(defaults), database)
 
 
 def plan_create_view(node: m.CreateView, ctx: PlanContext, sql: str) -> CreateViewPlan:
-    schema, name = _schema_and_name(node.name, ctx)
+    database, schema, name = _qualified(node.name, ctx)
     # ORDER BY in a view is ignored (with LIMIT it is a TopK), as in Materialize.
     if node.materialized:
         ctx.maintained = "a materialized view"
@@ -108,7 +111,7 @@ def plan_create_view(node: m.CreateView, ctx: PlanContext, sql: str) -> CreateVi
     columns = tuple(Column(n, c.type, c.nullable) for n, c in zip(names, q.columns))
     depends = tuple(dict.fromkeys(ctx.depends_on))
     return CreateViewPlan(name, schema, node.materialized, q.plan, columns, node.definition, depends,
-                          node.if_not_exists, node.or_replace, sql)
+                          node.if_not_exists, node.or_replace, sql, database)
 
 
 def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> CreateIndexPlan:
@@ -128,7 +131,56 @@ def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> Create
     else:
         key = column_positions(on.columns, node.columns)
         name = node.name or f"{on.name}_{'_'.join(node.columns)}_idx"
-    return CreateIndexPlan(name, on.schema, on.id, key, node.if_not_exists, sql)
+    return CreateIndexPlan(name, on.schema, on.id, key, node.if_not_exists, sql, on.database)
+
+
+def plan_create_namespace(node: m.CreateNamespace, ctx: PlanContext) -> CreateNamespacePlan:
+    parts = node.name
+    if node.kind == "database":
+        if len(parts) != 1:
+            raise SqlError(SqlState.SYNTAX_ERROR, f"improper database name: {'.'.join(parts)}")
+        return CreateNamespacePlan("database", parts[0], None, node.if_not_exists)
+    if len(parts) > 2:
+        raise SqlError(SqlState.SYNTAX_ERROR, f"improper qualified name (too many dotted names): {'.'.join(parts)}")
+    database = parts[0] if len(parts) == 2 else ctx.database
+    return CreateNamespacePlan("schema", database, parts[-1], node.if_not_exists)
+
+
+_SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "mz_catalog", "mz_internal")
+
+
+def plan_drop_namespace(node: m.DropNamespace, ctx: PlanContext) -> DropNamespacePlan:
+    """The schemas (or database) to forget and, with CASCADE, every object in them; without
+    CASCADE a schema that still holds objects is 2BP01, as in PostgreSQL."""
+    if len(node.names) != 1:
+        raise unsupported(f"DROP {node.kind.upper()} of several names")
+    parts = node.names[0]
+    schemas_of = getattr(ctx.catalog, "schemas", None)
+    databases_of = getattr(ctx.catalog, "databases", None)
+    if node.kind == "database":
+        database = parts[0]
+        exists = databases_of is not None and any(n == database for n, _ in databases_of())
+        if exists and database == ctx.database:
+            raise SqlError("55006", "cannot drop the currently open database")
+        schemas = [n for d, n, _ in schemas_of(database)] if exists else []
+    else:
+        database = parts[0] if len(parts) == 2 else ctx.database
+        if parts[-1] in _SYSTEM_SCHEMAS:
+            raise SqlError("42501", f'cannot drop schema {parts[-1]} because it is required by the database system')
+        exists = schemas_of is not None and any(n == parts[-1] for _, n, _ in schemas_of(database))
+        schemas = [parts[-1]]
+    name = ".".join(parts)
+    if not exists:
+        if node.if_exists:
+            return DropNamespacePlan(node.kind, database, (), (), node.cascade, (name,))
+        code = "3D000" if node.kind == "database" else "3F000"
+        raise SqlError(code, f'{node.kind} "{name}" does not exist')
+    inside = [i for i in ctx.catalog.items() if i.database == database and i.schema in schemas]
+    if inside and not node.cascade:
+        raise SqlError("2BP01", f'cannot drop {node.kind} {name} because other objects depend on it',
+                       detail="\n".join(f"{i.kind.value} {i.name} depends on {node.kind} {name}" for i in inside[:10]),
+                       hint="Use DROP ... CASCADE to drop the dependent objects too.")
+    return DropNamespacePlan(node.kind, database, tuple(schemas), tuple(i.id for i in inside), node.cascade)
 
 
 _WRONG_KIND_HINT = {ItemKind.TABLE: "DROP TABLE", ItemKind.VIEW: "DROP VIEW",

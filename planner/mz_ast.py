@@ -64,6 +64,21 @@ class Drop:
 
 
 @dataclass(frozen=True)
+class CreateNamespace:
+    kind: str  # 'schema' | 'database'
+    name: Name
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropNamespace:
+    kind: str  # 'schema' | 'database'
+    names: tuple[Name, ...]
+    if_exists: bool
+    cascade: bool
+
+
+@dataclass(frozen=True)
 class Show:
     what: str  # 'tables', 'variable', 'create table', 'columns', ...
     target: Name | None = None  # SHOW COLUMNS FROM obj, SHOW CREATE ... obj, SHOW INDEXES ON obj

@@ -22,8 +22,8 @@ from planner import mz_ast as m
 from planner.context import Params, PlanContext, SessionInfo
 from planner.dialect import parse_query
 from planner.explain import render_plan, render_select
-from planner.lower_ddl import (column_positions, plan_create_index, plan_create_table, plan_create_view, plan_drop,
-                               resolve_item, table_columns)
+from planner.lower_ddl import (column_positions, plan_create_index, plan_create_namespace, plan_create_table,
+                               plan_create_view, plan_drop, plan_drop_namespace, resolve_item, table_columns)
 from planner.lower_dml import plan_delete, plan_insert, plan_update
 from planner.lower_select import plan_catalog_item, plan_query
 from planner.parse import Statement
@@ -197,6 +197,10 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return plan_create_index(ast, ctx, stmt.sql)
     if isinstance(ast, m.Drop):
         return plan_drop(ast, ctx)
+    if isinstance(ast, m.CreateNamespace):
+        return plan_create_namespace(ast, ctx)
+    if isinstance(ast, m.DropNamespace):
+        return plan_drop_namespace(ast, ctx)
     if isinstance(ast, m.Subscribe):
         return _subscribe(ast, ctx)
     if isinstance(ast, m.Show):

@@ -55,6 +55,7 @@ class CreateTablePlan:
     if_not_exists: bool
     create_sql: str
     defaults: tuple[ScalarExpr | None, ...] = ()  # per column; None = NULL
+    database: str = "slipstream"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class CreateViewPlan:
     if_not_exists: bool
     or_replace: bool
     create_sql: str
+    database: str = "slipstream"
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,30 @@ class CreateIndexPlan:
     key: tuple[int, ...]  # column positions of the indexed relation
     if_not_exists: bool
     create_sql: str
+    database: str = "slipstream"
+
+
+@dataclass(frozen=True)
+class CreateNamespacePlan:
+    """CREATE SCHEMA [database.]name / CREATE DATABASE name."""
+
+    kind: str  # 'schema' | 'database'
+    database: str
+    name: str | None  # the schema's name; None for CREATE DATABASE
+    if_not_exists: bool
+
+
+@dataclass(frozen=True)
+class DropNamespacePlan:
+    """DROP SCHEMA / DROP DATABASE: `schemas` of `database` (every schema for a database) go,
+    and with CASCADE the objects in them (`ids`, with everything that depends on them)."""
+
+    kind: str
+    database: str
+    schemas: tuple[str, ...]
+    ids: tuple[str, ...]
+    cascade: bool
+    missing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

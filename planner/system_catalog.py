@@ -66,10 +66,14 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
     roles_of = getattr(ctx.catalog, "roles", None)
     roles = tuple(RoleInfo(r.name, r.oid, r.superuser, r.login) for r in roles_of()) if roles_of else ()
     sessions_of = getattr(ctx.catalog, "sessions", None)
+    databases_of = getattr(ctx.catalog, "databases", None)
+    schemas_of = getattr(ctx.catalog, "schemas", None)
     snap = CatalogSnapshot(
         items=items, database=ctx.database, user=session.user, search_path=tuple(ctx.search_path),
         roles=roles, procs=procs(), settings=tuple(sorted(session.settings.items())),
         sessions=tuple(sessions_of()) if sessions_of else (),
+        databases=tuple(databases_of()) if databases_of else (("slipstream", 16384),),
+        schemas=tuple(schemas_of()) if schemas_of else (("slipstream", "public", 2200),),
         defaults=_defaults(items, ctx))
     ctx.caches["system_snapshot"] = snap
     return snap

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from catalog.durable import Catalog, drop_closure
+from catalog.durable import DEFAULT_DATABASE, Catalog, drop_closure
 from catalog.items import CatalogItem, ItemKind
 from dataflow.batch import advance_times, concat, consolidate
 from dataflow.controller import ComputeController, StepOutput
@@ -312,26 +312,28 @@ class Coordinator:
 
     # -- DDL ------------------------------------------------------------------------------------
 
-    async def create_table(self, schema: str, name: str, columns: tuple[Column, ...], create_sql: str) -> CatalogItem:
+    async def create_table(self, schema: str, name: str, columns: tuple[Column, ...], create_sql: str,
+                           database: str = DEFAULT_DATABASE) -> CatalogItem:
         async with self.write_lock:
-            item = self.catalog.create(ItemKind.TABLE, schema, name, columns, create_sql)
+            item = self.catalog.create(ItemKind.TABLE, schema, name, columns, create_sql, database=database)
             types = tuple(c.type for c in columns)
             await asyncio.to_thread(self.storage.open, item.id, types)
             self.compute.import_collection(item.id, types, self.read_ts() + 1)
             return item
 
     async def create_view(self, schema: str, name: str, columns: tuple[Column, ...], create_sql: str,
-                          definition: str, depends_on: tuple[str, ...]) -> CatalogItem:
+                          definition: str, depends_on: tuple[str, ...],
+                          database: str = DEFAULT_DATABASE) -> CatalogItem:
         async with self.write_lock:
             return self.catalog.create(ItemKind.VIEW, schema, name, columns, create_sql,
-                                       definition=definition, depends_on=depends_on)
+                                       definition=definition, depends_on=depends_on, database=database)
 
     async def create_materialized_view(self, schema: str, name: str, columns: tuple[Column, ...],
                                        create_sql: str, definition: str, depends_on: tuple[str, ...],
-                                       plan: Plan) -> CatalogItem:
+                                       plan: Plan, database: str = DEFAULT_DATABASE) -> CatalogItem:
         async with self.write_lock:
             item = self.catalog.create(ItemKind.MATERIALIZED_VIEW, schema, name, columns, create_sql,
-                                       definition=definition, depends_on=depends_on)
+                                       definition=definition, depends_on=depends_on, database=database)
             types = tuple(c.type for c in columns)
             await asyncio.to_thread(self.storage.open, item.id, types)
             self._start_materialized_view(item, plan, self.read_ts())
@@ -341,9 +343,24 @@ class Coordinator:
                            create_sql: str) -> CatalogItem:
         async with self.write_lock:
             item = self.catalog.create(ItemKind.INDEX, schema, name, on.columns, create_sql,
-                                       depends_on=(on.id,), index_on=on.id, index_key=key)
+                                       depends_on=(on.id,), index_on=on.id, index_key=key,
+                                       database=on.database)
             self._start_index(item, self.read_ts())
             return item
+
+    async def create_namespace(self, kind: str, database: str, name: str | None) -> None:
+        async with self.write_lock:
+            if kind == "database":
+                self.catalog.create_database(database)
+            else:
+                self.catalog.create_schema(database, name)
+
+    async def drop_namespace(self, kind: str, database: str, schemas: tuple[str, ...], ids: tuple[str, ...]) -> None:
+        """The objects in the schemas (and what depends on them) first, then the schemas."""
+        if ids:
+            await self.drop(list(ids), cascade=True)
+        async with self.write_lock:
+            self.catalog.drop_namespaces(database, list(schemas), kind == "database")
 
     async def drop(self, ids: list[str], cascade: bool) -> list[CatalogItem]:
         """Drop objects (and with cascade their dependents); 2BP01 if others depend on them."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from catalog.items import ItemKind
 from catalog.system.pg_catalog import _namespaces, index_definition, user_items, view_definition
-from catalog.system.relations import relation, schema_oid
+from catalog.system.relations import relation
 from catalog.system.snapshot import CatalogSnapshot
 
 
@@ -15,7 +15,7 @@ def _owner(snap, item) -> str:
 
 def _of_kind(kind: ItemKind):
     def rows(snap: CatalogSnapshot):
-        return [(i.id, i.oid, schema_oid(i.schema), i.name, _owner(snap, i)) for i in user_items(snap)
+        return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, _owner(snap, i)) for i in user_items(snap)
                 if i.kind is kind]
     return rows
 
@@ -26,14 +26,14 @@ relation("mz_catalog", "mz_tables", 16100, "id text, oid oid, schema_id oid, nam
 
 @relation("mz_catalog", "mz_views", 16101, "id text, oid oid, schema_id oid, name text, definition text, owner_id text")
 def mz_views(snap: CatalogSnapshot):
-    return [(i.id, i.oid, schema_oid(i.schema), i.name, view_definition(i), _owner(snap, i))
+    return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, view_definition(i), _owner(snap, i))
             for i in user_items(snap) if i.kind is ItemKind.VIEW]
 
 
 @relation("mz_catalog", "mz_materialized_views", 16102,
           "id text, oid oid, schema_id oid, name text, cluster_id text, definition text, owner_id text")
 def mz_materialized_views(snap: CatalogSnapshot):
-    return [(i.id, i.oid, schema_oid(i.schema), i.name, "u1", view_definition(i), _owner(snap, i))
+    return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, "u1", view_definition(i), _owner(snap, i))
             for i in user_items(snap) if i.kind is ItemKind.MATERIALIZED_VIEW]
 
 
@@ -63,7 +63,7 @@ def mz_columns(snap: CatalogSnapshot):
 
 @relation("mz_catalog", "mz_objects", 16105, "id text, oid oid, schema_id oid, name text, type text, owner_id text")
 def mz_objects(snap: CatalogSnapshot):
-    return [(i.id, i.oid, schema_oid(i.schema), i.name, i.kind.value, _owner(snap, i)) for i in user_items(snap)]
+    return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, i.kind.value, _owner(snap, i)) for i in user_items(snap)]
 
 
 @relation("mz_catalog", "mz_schemas", 16106, "id text, oid oid, database_id text, name text, owner_id text")
@@ -73,8 +73,7 @@ def mz_schemas(snap: CatalogSnapshot):
 
 @relation("mz_catalog", "mz_databases", 16107, "id text, oid oid, name text, owner_id text")
 def mz_databases(snap: CatalogSnapshot):
-    from catalog.system.pg_catalog import DATABASE_OID
-    return [("u1", DATABASE_OID, snap.database, "s1")]
+    return [(f"u{oid}", oid, name, "s1") for name, oid in snap.databases]
 
 
 @relation("mz_catalog", "mz_clusters", 16108, "id text, name text, owner_id text, size text, replication_factor int4")

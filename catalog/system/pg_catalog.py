@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from catalog.items import CatalogItem, ItemKind
 from catalog.system.pg_types import all_types, io_functions
-from catalog.system.relations import (PUBLIC_SCHEMA_OID, SYSTEM_SCHEMAS, all_relations, empty,
-                                      relation, schema_oid)
+from catalog.system.relations import SYSTEM_SCHEMAS, all_relations, empty, relation, schema_oid
 from catalog.system.snapshot import SUPERUSER_OID, CatalogSnapshot
 from dataflow.types import TypeKind
 
@@ -25,8 +24,8 @@ _RELKIND = {ItemKind.TABLE: "r", ItemKind.VIEW: "v", ItemKind.MATERIALIZED_VIEW:
 
 
 def _namespaces(snap: CatalogSnapshot) -> list[tuple[str, int]]:
-    user_schemas = sorted({i.schema for i in snap.items if i.database == snap.database} | {"public"})
-    return [(s, schema_oid(s)) for s in user_schemas if s not in SYSTEM_SCHEMAS] + \
+    """(name, oid) of the schemas of the statement's database, then the system schemas."""
+    return [(n, o) for d, n, o in snap.schemas if d == snap.database] + \
         [(s, o) for s, o in SYSTEM_SCHEMAS.items() if s != "mz_internal"]
 
 
@@ -78,7 +77,7 @@ def _class_row(oid, name, nsp, owner, kind, natts, has_index):
 def pg_class(snap: CatalogSnapshot):
     items = user_items(snap)
     indexed = {i.index_on for i in items if i.kind is ItemKind.INDEX}
-    rows = [_class_row(i.oid, i.name, schema_oid(i.schema), snap.role_oid(i.owner), relkind(i),
+    rows = [_class_row(i.oid, i.name, snap.schema_oid(i.schema), snap.role_oid(i.owner), relkind(i),
                        len(i.index_key) if i.kind is ItemKind.INDEX else len(i.columns), i.id in indexed)
             for i in items]
     rows += [_class_row(r.oid, r.name, schema_oid(r.schema), SUPERUSER_OID, r.kind, len(r.columns), False)
@@ -186,9 +185,8 @@ def pg_proc(snap: CatalogSnapshot):
           "datallowconn bool, datconnlimit int4, datfrozenxid xid, datminmxid xid, dattablespace oid, "
           "datcollate text, datctype text, daticulocale text, datcollversion text, datacl aclitem[]")
 def pg_database(snap: CatalogSnapshot):
-    names = sorted({i.database for i in snap.items} | {snap.database})
-    return [(DATABASE_OID + n, name, SUPERUSER_OID, ENCODING_UTF8, "c", False, True, -1, 0, 0,
-             PG_DEFAULT_TABLESPACE, "C", "C", None, None, None) for n, name in enumerate(names)]
+    return [(oid, name, SUPERUSER_OID, ENCODING_UTF8, "c", False, True, -1, 0, 0,
+             PG_DEFAULT_TABLESPACE, "C", "C", None, None, None) for name, oid in snap.databases]
 
 
 _AUTHID = ("oid oid, rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, "

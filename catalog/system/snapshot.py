@@ -53,8 +53,21 @@ class CatalogSnapshot:
     procs: tuple[ProcInfo, ...] = ()
     settings: tuple[tuple[str, str], ...] = ()
     sessions: tuple[SessionRow, ...] = ()
+    # (name, oid) of the databases and (database, name, oid) of their schemas.
+    databases: tuple[tuple[str, int], ...] = (("slipstream", 16384),)
+    schemas: tuple[tuple[str, str, int], ...] = (("slipstream", "public", 2200),)
     # Column defaults by item id: (column number from 1, expression text).
     defaults: dict = field(default_factory=dict, hash=False, compare=False)
+
+    def schema_oid(self, schema: str) -> int:
+        """The OID of a schema of this statement's database (system schemas included)."""
+        from catalog.system.relations import SYSTEM_SCHEMAS
+        if schema in SYSTEM_SCHEMAS:
+            return SYSTEM_SCHEMAS[schema]
+        for d, n, o in self.schemas:
+            if d == self.database and n == schema:
+                return o
+        return 0
 
     def role_oid(self, name: str) -> int:
         for r in self.roles:

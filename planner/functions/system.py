@@ -30,10 +30,20 @@ def _constant(value_of) -> "callable":
     return build
 
 
+_SYSTEM_SCHEMAS = ("pg_catalog", "information_schema", "mz_catalog")
+
+
+def _existing_schemas(ctx: "PlanContext") -> set[str]:
+    schemas_of = getattr(ctx.catalog, "schemas", None)
+    user = {n for _, n, _ in schemas_of(ctx.database)} if schemas_of else {"public"}
+    return user | set(_SYSTEM_SCHEMAS)
+
+
 def _current_schema(ctx: "PlanContext") -> str | None:
-    # The first schema of the search path that exists; we have one schema per database.
+    """The first schema of the search path that exists in the session's database."""
+    existing = _existing_schemas(ctx)
     for s in ctx.search_path:
-        if s in ("public", "pg_catalog", "information_schema", "mz_catalog"):
+        if s in existing:
             return s
     return None
 
@@ -75,7 +85,9 @@ SUPERUSER_OID = 10
 
 def _current_schemas(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     include_implicit = isinstance(args[0], Literal) and args[0].value is True
-    schemas = (["pg_catalog"] if include_implicit else []) + [s for s in ctx.search_path if s == "public"]
+    existing = _existing_schemas(ctx)
+    path = [s for s in ctx.search_path if s in existing and s != "pg_catalog"]
+    schemas = (["pg_catalog"] if include_implicit or "pg_catalog" in ctx.search_path else []) + path
     return Literal("{" + ",".join(schemas) + "}", array_of(TEXT))
 
 

@@ -18,7 +18,8 @@ from dataflow.types import REGCLASS, REGTYPE, TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
 from planner.context import SessionInfo
 from planner.parse import Statement, parse
-from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToPlan, CreateIndexPlan, CreateTablePlan,
+from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToPlan, CreateIndexPlan,
+                                CreateNamespacePlan, CreateTablePlan, DropNamespacePlan,
                                 CreateViewPlan, DeclarePlan, DeletePlan, DiscardPlan, DropPlan, EmptyPlan,
                                 ExplainPlan, FetchPlan, InsertPlan, SelectPlan, SetVariablePlan, ShowPlan,
                                 SubscribePlan, TransactionPlan, UpdatePlan)
@@ -50,7 +51,8 @@ def _search_path(session: Session) -> tuple[str, ...]:
 
 def _session_info(session: Session) -> SessionInfo:
     """What the planner's session functions read, fixed for one statement."""
-    return SessionInfo(user=session.user, database="slipstream", search_path=_search_path(session),
+    return SessionInfo(user=session.user, database=session.vars.get("database", "slipstream"),
+                       search_path=_search_path(session),
                        pid=session.pid, settings={**DEFAULTS, **session.vars})
 
 
@@ -63,10 +65,13 @@ class SlipstreamAdapter:
     async def startup(self, session: Session) -> None:
         _state(session)
         # psql and most drivers default the database to the user name; as in Materialize, an
-        # unknown database does not refuse the connection: objects live in "slipstream".
+        # unknown database does not refuse the connection: the session uses "slipstream".
         if session.database and session.database != "slipstream":
-            session.pending_notices.append(
-                ("00000", f'session database "{session.database}" does not exist; using "slipstream"'))
+            if any(n == session.database for n, _ in self.coord.catalog.databases()):
+                session.vars["database"] = session.database
+            else:
+                session.pending_notices.append(
+                    ("00000", f'session database "{session.database}" does not exist; using "slipstream"'))
 
     async def close_session(self, session: Session) -> None:
         state = _state(session)
@@ -195,6 +200,10 @@ class SlipstreamAdapter:
             return await self._create_index(session, plan)
         if isinstance(plan, DropPlan):
             return await self._drop(session, plan)
+        if isinstance(plan, CreateNamespacePlan):
+            return await self._create_namespace(session, plan)
+        if isinstance(plan, DropNamespacePlan):
+            return await self._drop_namespace(session, plan)
         if isinstance(plan, ShowPlan):
             return show(plan, self.coord.catalog, session)
         if isinstance(plan, SetVariablePlan):
@@ -461,19 +470,19 @@ class SlipstreamAdapter:
 
     # -- DDL ------------------------------------------------------------------------------------
 
-    def _exists(self, schema: str, name: str):
-        return self.coord.catalog.try_resolve((schema, name))
+    def _exists(self, database: str, schema: str, name: str):
+        return self.coord.catalog.try_resolve((database, schema, name))
 
     async def _create_table(self, session: Session, plan: CreateTablePlan) -> Outcome:
-        if plan.if_not_exists and self._exists(plan.schema, plan.name):
+        if plan.if_not_exists and self._exists(plan.database, plan.schema, plan.name):
             session.pending_notices.append(("42P07", f'relation "{plan.name}" already exists, skipping'))
             return CommandComplete("CREATE TABLE")
-        await self.coord.create_table(plan.schema, plan.name, plan.columns, plan.create_sql)
+        await self.coord.create_table(plan.schema, plan.name, plan.columns, plan.create_sql, plan.database)
         return CommandComplete("CREATE TABLE")
 
     async def _create_view(self, session: Session, plan: CreateViewPlan) -> Outcome:
         tag = "CREATE MATERIALIZED VIEW" if plan.materialized else "CREATE VIEW"
-        existing = self._exists(plan.schema, plan.name)
+        existing = self._exists(plan.database, plan.schema, plan.name)
         if existing is not None:
             if plan.if_not_exists:
                 session.pending_notices.append(("42P07", f'relation "{plan.name}" already exists, skipping'))
@@ -487,14 +496,14 @@ class SlipstreamAdapter:
                 await self.coord.drop([existing.id], cascade=False)
         if plan.materialized:
             await self.coord.create_materialized_view(plan.schema, plan.name, plan.columns, plan.create_sql,
-                                                      plan.definition, plan.depends_on, plan.plan)
+                                                      plan.definition, plan.depends_on, plan.plan, plan.database)
         else:
             await self.coord.create_view(plan.schema, plan.name, plan.columns, plan.create_sql,
-                                         plan.definition, plan.depends_on)
+                                         plan.definition, plan.depends_on, plan.database)
         return CommandComplete(tag)
 
     async def _create_index(self, session: Session, plan: CreateIndexPlan) -> Outcome:
-        if self._exists(plan.schema, plan.name):
+        if self._exists(plan.database, plan.schema, plan.name):
             if plan.if_not_exists:
                 session.pending_notices.append(("42P07", f'relation "{plan.name}" already exists, skipping'))
                 return CommandComplete("CREATE INDEX")
@@ -510,6 +519,25 @@ class SlipstreamAdapter:
         if plan.ids:
             await self.coord.drop(list(plan.ids), plan.cascade)
         return CommandComplete(f"DROP {word}")
+
+    async def _create_namespace(self, session: Session, plan: CreateNamespacePlan) -> Outcome:
+        tag = f"CREATE {plan.kind.upper()}"
+        exists = (any(n == plan.database for n, _ in self.coord.catalog.databases()) if plan.kind == "database"
+                  else any(n == plan.name for _, n, _ in self.coord.catalog.schemas(plan.database)))
+        if exists and plan.if_not_exists:
+            what = plan.database if plan.kind == "database" else plan.name
+            session.pending_notices.append(("42P06" if plan.kind == "schema" else "42P04",
+                                            f'{plan.kind} "{what}" already exists, skipping'))
+            return CommandComplete(tag)
+        await self.coord.create_namespace(plan.kind, plan.database, plan.name)
+        return CommandComplete(tag)
+
+    async def _drop_namespace(self, session: Session, plan: DropNamespacePlan) -> Outcome:
+        for name in plan.missing:
+            session.pending_notices.append(("00000", f'{plan.kind} "{name}" does not exist, skipping'))
+        if plan.schemas:
+            await self.coord.drop_namespace(plan.kind, plan.database, plan.schemas, plan.ids)
+        return CommandComplete(f"DROP {plan.kind.upper()}")
 
     # -- session variables ----------------------------------------------------------------------
 

@@ -10,8 +10,24 @@ from server.api import Rows, Session
 from server.adapter.vars import DEFAULTS, get_var
 from planner.statements import ShowPlan
 
+
+class _InDatabase:
+    """The catalog as SHOW sees it: the objects of the session's database only."""
+
+    def __init__(self, catalog: Catalog, database: str) -> None:
+        self._catalog, self._database = catalog, database
+
+    def items(self):
+        return [i for i in self._catalog.items() if i.database == self._database]
+
+    def __getattr__(self, name):
+        return getattr(self._catalog, name)
+
+
 def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     what = plan.what.lower()
+    database = session.vars.get("database", "slipstream")
+    catalog = _InDatabase(catalog, database)
     if what == "tables":
         items = sorted((i for i in catalog.items() if i.kind is ItemKind.TABLE and (plan.schema in (None, i.schema))),
                        key=lambda i: i.name)
@@ -45,9 +61,10 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         item = catalog.get(plan.name)
         return Rows([Column("name", TEXT), Column("create_sql", TEXT)], [(item.qualified_name, item.create_sql)])
     if what == "databases":
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [("slipstream", "")])
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(n, "") for n, _ in catalog.databases()])
     if what == "schemas":
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [("public", "")])
+        return Rows([Column("name", TEXT), Column("comment", TEXT)],
+                    [(n, "") for _, n, _ in catalog.schemas(database)])
     if what == "clusters":
         return Rows([Column("name", TEXT), Column("replicas", TEXT), Column("comment", TEXT)],
                     [("quickstart", "r1 (local)", "")])
