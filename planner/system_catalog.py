@@ -19,7 +19,7 @@ import functools
 import zlib
 from typing import TYPE_CHECKING
 
-from catalog.system import CatalogSnapshot, ProcInfo, RoleInfo, SystemRelation, lookup
+from catalog.system import CatalogSnapshot, ProcInfo, RoleInfo, SessionRow, SystemRelation, lookup
 from catalog.system.relations import SYSTEM_SCHEMAS
 from dataflow.errors import unsupported
 from dataflow.plan import Constant
@@ -71,12 +71,19 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
     snap = CatalogSnapshot(
         items=items, database=ctx.database, user=session.user, search_path=tuple(ctx.search_path),
         roles=roles, procs=procs(), settings=tuple(sorted(session.settings.items())),
-        sessions=tuple(sessions_of()) if sessions_of else (),
+        sessions=tuple(sessions_of()) if sessions_of else (_own_session(session),),
         databases=tuple(databases_of()) if databases_of else (("slipstream", 16384),),
         schemas=tuple(schemas_of()) if schemas_of else (("slipstream", "public", 2200),),
         defaults=_defaults(items, ctx))
     ctx.caches["system_snapshot"] = snap
     return snap
+
+
+def _own_session(session) -> SessionRow:
+    """The statement's own connection, for pg_stat_activity when no list of sessions is given."""
+    return SessionRow(pid=session.pid, user=session.user, database=session.database,
+                      application_name=session.settings.get("application_name", ""), state="active",
+                      backend_start=None)
 
 
 def _defaults(items, ctx: "PlanContext") -> dict:

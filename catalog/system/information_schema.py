@@ -42,8 +42,8 @@ def data_type(t) -> str:
 
 
 def _udt_name(t) -> str:
-    from catalog.system.pg_types import all_types
-    return {r.oid: r.name for r in all_types()}.get(t.oid, t.name)
+    from catalog.system.pg_types import typname_of
+    return typname_of(t.oid) or t.name
 
 
 @relation("information_schema", "columns", 13301,

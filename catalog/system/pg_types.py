@@ -5,6 +5,7 @@ Each scalar type has its array type (typcategory 'A', typelem the element, typin
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from dataflow.types import ARRAY_OIDS, SqlType, TypeKind
@@ -84,10 +85,12 @@ def _array_row(elem: TypeRow) -> TypeRow:
                    "d" if elem.align == "d" else "i", elem=elem.oid, collation=elem.collation)
 
 
-def all_types() -> list[TypeRow]:
+@functools.cache
+def all_types() -> tuple[TypeRow, ...]:
+    """Every type's row (fixed for the life of the process, so computed once)."""
     rows = [TypeRow(**{**r.__dict__, "array_oid": _ARRAY_OID_OF.get(r.oid, 0)}) for r in SCALARS]
     rows += [_array_row(r) for r in SCALARS if r.oid in _ARRAY_OID_OF]
-    return rows
+    return tuple(rows)
 
 
 def io_functions(row: TypeRow) -> tuple[str, str, str, str]:
@@ -96,6 +99,7 @@ def io_functions(row: TypeRow) -> tuple[str, str, str, str]:
     return stem + "in", stem + "out", stem + "recv", stem + "send"
 
 
+@functools.cache
 def type_names() -> dict[int, str]:
     """oid -> the name regtype and format_type print: `integer`, `character varying`, `text[]`."""
     out: dict[int, str] = {}
@@ -111,3 +115,13 @@ def type_names() -> dict[int, str]:
         if r.category == "A" and r.elem in out and r.name.startswith("_"):
             out[r.oid] = out[r.elem] + "[]"
     return out
+
+
+@functools.cache
+def _typnames() -> dict[int, str]:
+    return {r.oid: r.name for r in all_types()}
+
+
+def typname_of(oid: int) -> str | None:
+    """pg_type.typname of a type OID (int4, _text, ...)."""
+    return _typnames().get(oid)
