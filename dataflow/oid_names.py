@@ -116,6 +116,10 @@ def missing_error(kind: str) -> SqlError:
         return SqlError(SqlState.UNDEFINED_TABLE, 'relation "{}" does not exist')
     if kind == "regtype":
         return SqlError(SqlState.UNDEFINED_OBJECT, 'type "{}" does not exist')
+    if kind == "regnamespace":
+        return SqlError("3F000", 'schema "{}" does not exist')
+    if kind == "regrole":
+        return SqlError(SqlState.UNDEFINED_OBJECT, 'role "{}" does not exist')
     return SqlError(SqlState.UNDEFINED_FUNCTION, 'function "{}" does not exist')
 
 

@@ -43,6 +43,8 @@ class TypeKind(str, Enum):
     REGCLASS = "regclass"
     REGTYPE = "regtype"
     REGPROC = "regproc"
+    REGNAMESPACE = "regnamespace"
+    REGROLE = "regrole"
     NAME = "name"  # catalog names: text that compares like text
     CHAR = "char"  # PostgreSQL's one-byte "char" (pg_class.relkind), kept as a one-character string
     UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
@@ -77,6 +79,8 @@ _OIDS = {
     TypeKind.REGCLASS: 2205,
     TypeKind.REGTYPE: 2206,
     TypeKind.REGPROC: 24,
+    TypeKind.REGNAMESPACE: 4089,
+    TypeKind.REGROLE: 4096,
     TypeKind.NAME: 19,
     TypeKind.CHAR: 18,
     TypeKind.UNKNOWN: 705,
@@ -107,6 +111,8 @@ _PG_NAMES = {
     TypeKind.REGCLASS: "regclass",
     TypeKind.REGTYPE: "regtype",
     TypeKind.REGPROC: "regproc",
+    TypeKind.REGNAMESPACE: "regnamespace",
+    TypeKind.REGROLE: "regrole",
     TypeKind.NAME: "name",
     TypeKind.CHAR: '"char"',
     TypeKind.UNKNOWN: "unknown",
@@ -231,10 +237,13 @@ OID = SqlType(TypeKind.OID)
 REGCLASS = SqlType(TypeKind.REGCLASS)
 REGTYPE = SqlType(TypeKind.REGTYPE)
 REGPROC = SqlType(TypeKind.REGPROC)
+REGNAMESPACE = SqlType(TypeKind.REGNAMESPACE)
+REGROLE = SqlType(TypeKind.REGROLE)
 NAME = SqlType(TypeKind.NAME)
 CHAR = SqlType(TypeKind.CHAR)
 
-OID_KINDS = frozenset({TypeKind.OID, TypeKind.REGCLASS, TypeKind.REGTYPE, TypeKind.REGPROC})
+OID_KINDS = frozenset({TypeKind.OID, TypeKind.REGCLASS, TypeKind.REGTYPE, TypeKind.REGPROC,
+                       TypeKind.REGNAMESPACE, TypeKind.REGROLE})
 TEXT_KINDS = frozenset({TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN, TypeKind.NAME,
                         TypeKind.CHAR})
 
@@ -251,7 +260,7 @@ ARRAY_OIDS = {
     TypeKind.DATE: 1182, TypeKind.TIME: 1183, TypeKind.INTERVAL: 1187, TypeKind.BYTEA: 1001, TypeKind.UUID: 2951,
     TypeKind.JSONB: 3807, TypeKind.JSON: 199,
     TypeKind.OID: 1028, TypeKind.REGCLASS: 2210, TypeKind.REGTYPE: 2211, TypeKind.REGPROC: 1008,
-    TypeKind.NAME: 1003, TypeKind.CHAR: 1002,
+    TypeKind.NAME: 1003, TypeKind.CHAR: 1002, TypeKind.REGNAMESPACE: 4090, TypeKind.REGROLE: 4097,
 }
 
 

@@ -102,6 +102,20 @@ def proc_maps() -> NameMaps:
     return NameMaps(names, oids)
 
 
+def namespace_maps(ctx: "PlanContext") -> NameMaps:
+    from planner.system_catalog import snapshot
+    from catalog.system.pg_catalog import _namespaces
+    pairs = _namespaces(snapshot(ctx))
+    return NameMaps({o: quote_ident(n) for n, o in pairs}, {n: o for n, o in pairs})
+
+
+def role_maps(ctx: "PlanContext") -> NameMaps:
+    from planner.system_catalog import snapshot
+    from catalog.system.pg_catalog import _roles
+    roles = _roles(snapshot(ctx))
+    return NameMaps({r.oid: quote_ident(r.name) for r in roles}, {r.name: r.oid for r in roles})
+
+
 def maps_for(kind: TypeKind, ctx: "PlanContext") -> NameMaps:
     key = ("reg_maps", kind)
     found = ctx.caches.get(key)
@@ -110,6 +124,10 @@ def maps_for(kind: TypeKind, ctx: "PlanContext") -> NameMaps:
             found = relation_maps(ctx.catalog.items(), ctx.database, tuple(ctx.search_path))
         elif kind is TypeKind.REGTYPE:
             found = type_maps()
+        elif kind is TypeKind.REGNAMESPACE:
+            found = namespace_maps(ctx)
+        elif kind is TypeKind.REGROLE:
+            found = role_maps(ctx)
         else:
             found = proc_maps()
         ctx.caches[key] = found

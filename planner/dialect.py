@@ -446,12 +446,26 @@ def _set(c: _Cursor) -> m.SetVariable:
         c.accept("SESSION")
     if c.accept("TIME", "ZONE"):
         name = "timezone"
-    elif c.accept("TRANSACTION", "ISOLATION", "LEVEL") or c.accept(
-            "SESSION", "CHARACTERISTICS", "AS", "TRANSACTION", "ISOLATION", "LEVEL"):
+    elif c.accept("TRANSACTION", "ISOLATION", "LEVEL"):
         words = []
         while not c.at_end():
             words.append(c.ident())
         return m.SetVariable("transaction_isolation", " ".join(words), local)
+    elif c.accept("CHARACTERISTICS", "AS", "TRANSACTION"):
+        # SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL ... / READ ONLY|WRITE: the
+        # session's defaults (every level runs strict serializable here, the strongest).
+        if c.accept("ISOLATION", "LEVEL"):
+            words = [c.ident()]  # SERIALIZABLE, REPEATABLE READ, READ COMMITTED, READ UNCOMMITTED
+            if words[0].lower() in ("repeatable", "read"):
+                words.append(c.ident())
+            c.accept_type(TokenType.COMMA)
+            if c.at_end():
+                return m.SetVariable("default_transaction_isolation", " ".join(words).lower(), local)
+        if c.accept("READ", "ONLY") or c.accept("READ", "WRITE"):
+            c.expect_end()
+            return m.SetVariable("default_transaction_read_only",
+                                 "on" if c.toks[c.pos - 1].text.upper() == "ONLY" else "off", local)
+        raise syntax_error_at(c.peek())
     elif c.accept("NAMES"):
         name = "client_encoding"
     else:

@@ -141,6 +141,8 @@ def _table_function_node(node: exp.Expression) -> exp.Anonymous | None:
         node = node.this
     if isinstance(node, exp.Table) and is_table_function(node.this):
         return node.this
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
+        return node.this  # a scalar function in FROM: one row, its value (PostgreSQL allows any)
     if isinstance(node, exp.Unnest):  # sqlglot's own node for UNNEST(...) in FROM
         if node.args.get("offset") or len(node.expressions) != 1:
             raise unsupported("unnest WITH ORDINALITY or of several arrays")
@@ -154,7 +156,11 @@ def _plan_function_item(node: exp.Expression, left: _Item | None, ctx: PlanConte
     call = _table_function_node(node)
     if left is None:
         left = _Item(Constant(((),), ()), Scope())
-    plan, t = flat_map(call, left.plan, ScalarLowerer(left.scope, ctx, clause="FROM"), ctx)
+    if is_table_function(call):
+        plan, t = flat_map(call, left.plan, ScalarLowerer(left.scope, ctx, clause="FROM"), ctx)
+    else:
+        value = resolve_unknown(ScalarLowerer(left.scope, ctx, clause="FROM").lower(call), ctx)
+        plan, t = Map(left.plan, (value,)), value.type
     alias, col_aliases = _alias_columns(node.this if isinstance(node, exp.Lateral) else node)
     name = column_name(call, alias, col_aliases)
     return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, name, t)]))

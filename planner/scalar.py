@@ -54,7 +54,8 @@ _INT4_MIN, _INT4_MAX = -(2 ** 31), 2 ** 31 - 1
 
 # ---- coercion ---------------------------------------------------------------------------------
 
-_REG_KINDS = frozenset({TypeKind.REGCLASS, TypeKind.REGTYPE, TypeKind.REGPROC})
+_REG_KINDS = frozenset({TypeKind.REGCLASS, TypeKind.REGTYPE, TypeKind.REGPROC, TypeKind.REGNAMESPACE,
+                        TypeKind.REGROLE})
 
 
 def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",

@@ -8,9 +8,9 @@ that reads only system relations therefore needs no worker: the adapter runs it 
     SELECT relname FROM pg_class WHERE relkind = 'm'
     -> Filter(Constant(<pg_class rows>), relkind = 'm')
 
-Name resolution follows PostgreSQL: pg_catalog is searched before the search path, so an
-unqualified `pg_class` is always the catalog; information_schema and mz_catalog relations need
-their schema name (or the schema on the search path).
+Name resolution follows PostgreSQL and Materialize: pg_catalog and then mz_catalog are searched
+before the search path, so an unqualified `pg_class` or `mz_tables` is always the catalog;
+information_schema's relations need their schema name (or the schema on the search path).
 """
 
 from __future__ import annotations
@@ -37,9 +37,11 @@ def resolve_system(parts: tuple[str, ...], ctx: "PlanContext") -> SystemRelation
         parts = parts[1:]
     if len(parts) == 2:
         return lookup(parts) if parts[0] in SYSTEM_SCHEMAS else None
-    rel = lookup(("pg_catalog", parts[0]))
-    if rel is not None:
-        return rel
+    # pg_catalog, then (as in Materialize) mz_catalog, come before the search path.
+    for implicit in ("pg_catalog", "mz_catalog"):
+        rel = lookup((implicit, parts[0]))
+        if rel is not None:
+            return rel
     for schema in ctx.search_path:
         if schema in SYSTEM_SCHEMAS:
             rel = lookup((schema, parts[0]))

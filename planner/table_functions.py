@@ -44,7 +44,13 @@ def is_table_function(node: exp.Expression) -> bool:
 
 
 def find_table_functions(node: exp.Expression) -> list[exp.Expression]:
-    return [n for n in node.find_all(exp.Anonymous) if is_table_function(n)]
+    """The set-returning calls of an expression at this query level (those inside a subquery
+    belong to the subquery)."""
+    found = []
+    for n in node.walk(prune=lambda e: e is not node and isinstance(e, (exp.Subquery, exp.Select))):
+        if isinstance(n, exp.Anonymous) and is_table_function(n):
+            found.append(n)
+    return found
 
 
 def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext) -> tuple[Plan, SqlType]:

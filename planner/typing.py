@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGNAMESPACE, REGPROC, REGROLE, REGTYPE, ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
                             BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
@@ -31,9 +31,7 @@ _SIMPLE = {
 
 # Types of the system catalogs, spelled as user-defined names by sqlglot.
 _CATALOG_TYPES = {"oid": OID, "regclass": REGCLASS, "regtype": REGTYPE, "regproc": REGPROC,
-                  "char": CHAR, "pg_node_tree": TEXT,
-                  # Printed as their numbers here (PostgreSQL prints the schema's / role's name).
-                  "regnamespace": OID, "regrole": OID}
+                  "char": CHAR, "pg_node_tree": TEXT, "regnamespace": REGNAMESPACE, "regrole": REGROLE}
 _SIMPLE[DT.NAME] = NAME
 
 _RANK = {TypeKind.INT2: 0, TypeKind.INT4: 1, TypeKind.INT8: 2, TypeKind.NUMERIC: 3}
@@ -209,7 +207,7 @@ def explicitly_castable(src: SqlType, dst: SqlType) -> bool:
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
                                 TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON, TIME)}
 OID_TYPES[1042] = BPCHAR
-OID_TYPES.update({t.oid: t for t in (OID, REGCLASS, REGTYPE, REGPROC, NAME, CHAR)})
+OID_TYPES.update({t.oid: t for t in (OID, REGCLASS, REGTYPE, REGPROC, REGNAMESPACE, REGROLE, NAME, CHAR)})
 
 
 # Array parameter types (OID 1007 is integer[]), by their element types above.

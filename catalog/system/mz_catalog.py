@@ -4,7 +4,7 @@ these), generated from the same objects as pg_catalog."""
 from __future__ import annotations
 
 from catalog.items import ItemKind
-from catalog.system.pg_catalog import _namespaces, index_definition, user_items, view_definition
+from catalog.system.pg_catalog import index_definition, user_items, view_definition
 from catalog.system.relations import relation
 from catalog.system.snapshot import CatalogSnapshot
 
@@ -13,27 +13,37 @@ def _owner(snap, item) -> str:
     return f"u{snap.role_oid(item.owner)}"
 
 
+def schema_id(snap: CatalogSnapshot, schema: str) -> str:
+    """mz_schemas.id of a schema: 's' and the OID for system schemas, 'u' and the OID for users'."""
+    from catalog.system.relations import SYSTEM_SCHEMAS
+    return f"{'s' if schema in SYSTEM_SCHEMAS else 'u'}{snap.schema_oid(schema)}"
+
+
+def database_id(oid: int) -> str:
+    return f"u{oid}"
+
+
 def _of_kind(kind: ItemKind):
     def rows(snap: CatalogSnapshot):
-        return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, _owner(snap, i)) for i in user_items(snap)
+        return [(i.id, i.oid, schema_id(snap, i.schema), i.name, _owner(snap, i)) for i in user_items(snap)
                 if i.kind is kind]
     return rows
 
 
-relation("mz_catalog", "mz_tables", 16100, "id text, oid oid, schema_id oid, name text, owner_id text")(
+relation("mz_catalog", "mz_tables", 16100, "id text, oid oid, schema_id text, name text, owner_id text")(
     _of_kind(ItemKind.TABLE))
 
 
-@relation("mz_catalog", "mz_views", 16101, "id text, oid oid, schema_id oid, name text, definition text, owner_id text")
+@relation("mz_catalog", "mz_views", 16101, "id text, oid oid, schema_id text, name text, definition text, owner_id text")
 def mz_views(snap: CatalogSnapshot):
-    return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, view_definition(i), _owner(snap, i))
+    return [(i.id, i.oid, schema_id(snap, i.schema), i.name, view_definition(i), _owner(snap, i))
             for i in user_items(snap) if i.kind is ItemKind.VIEW]
 
 
 @relation("mz_catalog", "mz_materialized_views", 16102,
-          "id text, oid oid, schema_id oid, name text, cluster_id text, definition text, owner_id text")
+          "id text, oid oid, schema_id text, name text, cluster_id text, definition text, owner_id text")
 def mz_materialized_views(snap: CatalogSnapshot):
-    return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, "u1", view_definition(i), _owner(snap, i))
+    return [(i.id, i.oid, schema_id(snap, i.schema), i.name, "u1", view_definition(i), _owner(snap, i))
             for i in user_items(snap) if i.kind is ItemKind.MATERIALIZED_VIEW]
 
 
@@ -61,19 +71,23 @@ def mz_columns(snap: CatalogSnapshot):
     return rows
 
 
-@relation("mz_catalog", "mz_objects", 16105, "id text, oid oid, schema_id oid, name text, type text, owner_id text")
+@relation("mz_catalog", "mz_objects", 16105, "id text, oid oid, schema_id text, name text, type text, owner_id text")
 def mz_objects(snap: CatalogSnapshot):
-    return [(i.id, i.oid, snap.schema_oid(i.schema), i.name, i.kind.value, _owner(snap, i)) for i in user_items(snap)]
+    return [(i.id, i.oid, schema_id(snap, i.schema), i.name, i.kind.value, _owner(snap, i)) for i in user_items(snap)]
 
 
 @relation("mz_catalog", "mz_schemas", 16106, "id text, oid oid, database_id text, name text, owner_id text")
 def mz_schemas(snap: CatalogSnapshot):
-    return [(f"s{o}", o, "u1", s, "s1") for s, o in _namespaces(snap)]
+    """The schemas of every database (system schemas belong to none)."""
+    from catalog.system.relations import SYSTEM_SCHEMAS
+    db_oid = dict(snap.databases)
+    rows = [(f"u{o}", o, database_id(db_oid.get(d, 0)), n, "s1") for d, n, o in snap.schemas]
+    return rows + [(f"s{o}", o, None, n, "s1") for n, o in SYSTEM_SCHEMAS.items() if n != "mz_internal"]
 
 
 @relation("mz_catalog", "mz_databases", 16107, "id text, oid oid, name text, owner_id text")
 def mz_databases(snap: CatalogSnapshot):
-    return [(f"u{oid}", oid, name, "s1") for name, oid in snap.databases]
+    return [(database_id(oid), oid, name, "s1") for name, oid in snap.databases]
 
 
 @relation("mz_catalog", "mz_clusters", 16108, "id text, name text, owner_id text, size text, replication_factor int4")
@@ -81,9 +95,9 @@ def mz_clusters(snap: CatalogSnapshot):
     return [("u1", "default", "s1", None, 1)]
 
 
-relation("mz_catalog", "mz_sources", 16109, "id text, oid oid, schema_id oid, name text, type text, owner_id text")(
+relation("mz_catalog", "mz_sources", 16109, "id text, oid oid, schema_id text, name text, type text, owner_id text")(
     lambda snap: ())
-relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id oid, name text, type text, owner_id text")(
+relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id text, name text, type text, owner_id text")(
     lambda snap: ())
 
 

@@ -101,6 +101,18 @@ def _attribute_rows(relid: int, columns, has_default=frozenset()):
                False, True, 0, _TYPE_COLL.get(t, 0), None, None, None)
 
 
+# The system columns every PostgreSQL table has (attnum < 0): clients that list pg_attribute
+# without `attnum > 0` see them, as they would on PostgreSQL (they cannot be selected here).
+_SYSTEM_COLUMNS = (("tableoid", 26, -6, 4, True), ("cmax", 29, -5, 4, True), ("xmax", 28, -4, 4, True),
+                   ("cmin", 29, -3, 4, True), ("xmin", 28, -2, 4, True), ("ctid", 27, -1, 6, False))
+
+
+def _system_columns(relid: int):
+    for name, typ, num, length, byval in _SYSTEM_COLUMNS:
+        yield (relid, name, typ, 0, length, num, 0, -1, -1, byval, "s" if typ == 27 else "i", "p", "", True,
+               False, False, "", "", False, True, 0, 0, None, None, None)
+
+
 @relation("pg_catalog", "pg_attribute", 1249, _ATTRIBUTE)
 def pg_attribute(snap: CatalogSnapshot):
     rows = []
@@ -111,6 +123,8 @@ def pg_attribute(snap: CatalogSnapshot):
             cols = tuple(on.columns[k] for k in i.index_key) if on is not None else ()
         defaults = {n for n, _ in snap.defaults.get(i.id, ())}
         rows.extend(_attribute_rows(i.oid, cols, defaults))
+        if i.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+            rows.extend(_system_columns(i.oid))
     for r in all_relations():
         rows.extend(_attribute_rows(r.oid, r.columns))
     return rows

@@ -69,8 +69,11 @@ SCALARS = [
     TypeRow(2281, "internal", 8, True, "P", False, "internal_", "d", typtype="p"),
     TypeRow(2776, "anynonarray", 4, True, "P", False, "anynonarray_", "i", typtype="p"),
     TypeRow(3838, "event_trigger", 4, True, "P", False, "event_trigger_", "i", typtype="p"),
-    TypeRow(4089, "regnamespace", 4, True, "N", False, "regnamespace", "i"),
-    TypeRow(4096, "regrole", 4, True, "N", False, "regrole", "i"),
+    TypeRow(4089, "regnamespace", 4, True, "N", False, "regnamespace", "i", kind=TypeKind.REGNAMESPACE),
+    TypeRow(4096, "regrole", 4, True, "N", False, "regrole", "i", kind=TypeKind.REGROLE),
+    TypeRow(27, "tid", 6, False, "U", False, "tid", "s"),
+    TypeRow(28, "xid", 4, True, "U", False, "xid", "i"),
+    TypeRow(29, "cid", 4, True, "U", False, "cid", "i"),
     TypeRow(2950, "uuid", 16, False, "U", False, "uuid_", "c", kind=TypeKind.UUID),
     TypeRow(3802, "jsonb", -1, False, "U", False, "jsonb_", "i", kind=TypeKind.JSONB),
 ]

@@ -14,7 +14,7 @@ from catalog.items import ItemKind
 from dataflow.batch import batch_from_rows, concat, negate
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.plan import Map
-from dataflow.types import REGCLASS, REGTYPE, TEXT, Column, arrow_schema
+from dataflow.types import TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
 from planner.context import SessionInfo
 from planner.parse import Statement, parse
@@ -123,19 +123,21 @@ class SlipstreamAdapter:
         return None
 
     def reg_names(self, session: Session):
-        """How regclass/regtype/regproc values print for this session: (type oid, oid) -> name,
-        the name tables built on first use (once per result set)."""
-        from planner.catalog_casts import proc_maps, relation_maps, type_maps
+        """How reg* values (regclass, regtype, regproc, regnamespace, regrole) print for this
+        session: (type oid, oid) -> name, the names looked up on first use (once per result set)
+        the way the planner looks them up for `::text`."""
+        from planner.catalog_casts import maps_for
+        from planner.context import Params, PlanContext
+        from planner.typing import type_from_oid
         built: dict[int, dict[int, str]] = {}
+        info = _session_info(session)
 
         def name(type_oid: int, oid: int) -> str | None:
             names = built.get(type_oid)
             if names is None:
-                if type_oid == REGCLASS.oid:
-                    maps = relation_maps(self.coord.catalog.items(), "slipstream", _search_path(session))
-                else:
-                    maps = type_maps() if type_oid == REGTYPE.oid else proc_maps()
-                names = built[type_oid] = maps.names
+                ctx = PlanContext(self.coord.catalog, Params(None, []), info.search_path, info.database,
+                                  session=info)
+                names = built[type_oid] = maps_for(type_from_oid(type_oid).kind, ctx).names
             return names.get(oid)
         return name
 

@@ -203,7 +203,7 @@ def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
     return _text_text
 
 
-_REG_OIDS = frozenset({REGCLASS.oid, REGTYPE.oid, REGPROC.oid})
+_REG_OIDS = frozenset({REGCLASS.oid, REGTYPE.oid, REGPROC.oid, 4089, 4096})  # + regnamespace, regrole
 
 
 def _reg_text(type_oid: int, names: Callable[[int, int], str | None] | None) -> Encoder:
@@ -320,7 +320,7 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     JSON.oid: _text_text,
     NAME.oid: _text_text,
     CHAR.oid: _text_text,
-    **{t.oid: (lambda v: _U32.pack(v)) for t in (OID, REGCLASS, REGTYPE, REGPROC)},
+    **{oid: (lambda v: _U32.pack(v)) for oid in (OID.oid, REGCLASS.oid, REGTYPE.oid, REGPROC.oid, 4089, 4096)},
 }
 
 
@@ -385,7 +385,7 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
                                        VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID,
                                        JSONB, JSON, TIME, UNKNOWN, OID, REGCLASS, REGTYPE, REGPROC, NAME, CHAR)}
-_OID_PARAM_OIDS = frozenset({OID.oid, REGCLASS.oid, REGTYPE.oid, REGPROC.oid})
+_OID_PARAM_OIDS = frozenset({OID.oid, REGCLASS.oid, REGTYPE.oid, REGPROC.oid, 4089, 4096})
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
 _FALSE = frozenset({"f", "false", "n", "no", "off", "0"})
