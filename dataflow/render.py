@@ -24,14 +24,56 @@ from dataflow.operators.stateless import (ConstantOp, FilterOp, FlatMapOp, GetOp
                                           ProjectOp, UnionOp)
 from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, Map, Negate, Plan,
-                           Project, Reduce, Threshold, TopK, Union_, collections_read, output_types)
+                           Project, Reduce, Threshold, TopK, Union_, children, collections_read, output_types)
 from dataflow.types import arrow_schema
 
 
-def render(plan: Plan, rt: Runtime, path: str = "0") -> Operator:
-    """Build the operator for `plan` (and, recursively, its inputs)."""
+class SharedOp(Operator):
+    """One operator read by several parents (a subplan the planner reuses, as the two halves of
+    an outer join do): computed once per step, its output handed to each reader."""
+
+    def __init__(self, inner: Operator) -> None:
+        self.inner, self.schema = inner, inner.schema
+        self._ctx: StepContext | None = None
+        self._out: pa.Table | None = None
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        if self._ctx is not ctx:
+            self._out, self._ctx = self.inner.step(ctx), ctx
+        return self._out
+
+
+def render(plan: Plan, rt: Runtime, path: str = "0", built: dict[int, Operator] | None = None) -> Operator:
+    """Build the operator for `plan` (and, recursively, its inputs). A plan node object that
+    appears more than once in the tree becomes one operator shared by its readers."""
+    if built is None:
+        counts: dict[int, int] = {}
+        _count_references(plan, counts)
+        built = {"__shared__": {k for k, n in counts.items() if n > 1}}  # type: ignore[dict-item]
+    key = id(plan)
+    if key in built:
+        return built[key]
+    op = _render_node(plan, rt, path, built)
+    if key in built["__shared__"]:  # type: ignore[operator]
+        op = SharedOp(op)
+    built[key] = op
+    return op
+
+
+def _count_references(plan: Plan, counts: dict[int, int]) -> None:
+    counts[id(plan)] = counts.get(id(plan), 0) + 1
+    if counts[id(plan)] > 1:
+        return  # its inputs were counted the first time
+    for child in children(plan):
+        _count_references(child, counts)
+
+
+def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     schema = arrow_schema(list(output_types(plan)))
-    sub = lambda p, i: render(p, rt, f"{path}.{i}")  # noqa: E731
+    sub = lambda p, i: render(p, rt, f"{path}.{i}", built)  # noqa: E731
     if isinstance(plan, Get):
         return GetOp(plan.id, schema, rt)
     if isinstance(plan, Constant):

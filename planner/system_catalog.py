@@ -54,8 +54,13 @@ def plan_system_relation(rel: SystemRelation, ctx: "PlanContext") -> Constant:
     if ctx.maintained is not None:
         # Its rows are the catalog as this statement sees it, not kept up to date as DDL runs.
         raise unsupported(f"reading the system catalog ({rel.schema}.{rel.name}) in {ctx.maintained}")
-    snap = snapshot(ctx)
-    return Constant(tuple(tuple(r) for r in rel.rows(snap)), tuple(c.type for c in rel.columns))
+    key = ("system_relation", rel.id)
+    found = ctx.caches.get(key)
+    if found is None:  # one object per relation and statement: readers of it share one operator
+        snap = snapshot(ctx)
+        found = ctx.caches[key] = Constant(tuple(tuple(r) for r in rel.rows(snap)),
+                                           tuple(c.type for c in rel.columns))
+    return found
 
 
 def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
