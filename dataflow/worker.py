@@ -146,7 +146,14 @@ class Worker:
         if self._persist is None:
             # Workers read a shard once, into their traces: caching its parts would hold it twice.
             self._persist = PersistClient.open_local(self.data_dir, cache_bytes=0)
-        shard = self._persist.open_shard(command.id, command.types)
+        from storage.persist.errors import ShardDropped
+        try:
+            shard = self._persist.open_shard(command.id, command.types)
+        except ShardDropped:
+            # Dropped after the controller sent this command (CREATE then DROP in quick
+            # succession): its DropCollection follows; nothing will read it meanwhile.
+            log.info("collection %s was dropped before this worker imported it", command.id)
+            return
         trace = CollectionTrace(command.types, command.upper)
         # Read exactly the updates before the commanded upper: writes after it reach this worker
         # as AdvanceUpper commands, even if they are already in persist when this runs.
