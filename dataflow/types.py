@@ -11,7 +11,7 @@ their Arrow type, persist writes Parquet in that type, and pgwire encodes values
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 import pyarrow as pa
@@ -289,6 +289,10 @@ class Column:
     name: str
     type: SqlType
     nullable: bool = True
+    # Where a query's output column comes from, when it is a relation's column as such: the
+    # relation's OID and the column's number (RowDescription carries them; drivers use them).
+    table_oid: int = field(default=0, compare=False)
+    attnum: int = field(default=0, compare=False)
 
 
 def arrow_schema(types: tuple[SqlType, ...] | list[SqlType]) -> pa.Schema:

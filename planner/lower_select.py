@@ -191,8 +191,8 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
         item = ctx.catalog.resolve(parts, ctx.search_path, ctx.database)
         plan = plan_catalog_item(item, ctx)
         names = _rename([c.name for c in item.columns], col_aliases, alias or name)
-        return _Item(plan, Scope([ScopeColumn(alias or name, n, c.type)
-                                  for n, c in zip(names, item.columns)]))
+        return _Item(plan, Scope([ScopeColumn(alias or name, n, c.type, origin=(item.oid, i + 1))
+                                  for i, (n, c) in enumerate(zip(names, item.columns))]))
     if isinstance(node, exp.Subquery) and _nested_join(node) is not None:
         item = _plan_nested_join(_nested_join(node), ctx)
         alias, col_aliases = _alias_columns(node)
@@ -671,7 +671,10 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
     plan = _project_exprs(plan, width, exprs + extras)
     if distinct is not None:
         plan = Distinct(plan)
-    columns = tuple(Column(n, e.type) for n, e in zip(names, exprs))
+    origins = [scope.columns[e.index].origin if not aggregated and isinstance(e, ColumnRef)
+               and e.index < len(scope.columns) else None for e in exprs]
+    columns = tuple(Column(n, e.type, table_oid=o[0] if o else 0, attnum=o[1] if o else 0)
+                    for n, e, o in zip(names, exprs, origins))
     result = QueryResult(plan, columns + tuple(Column("?order?", e.type) for e in extras))
     return _finish(result, len(columns), tuple(order_by), sel, ctx, top)
 

@@ -24,6 +24,8 @@ class ScopeColumn:
     type: SqlType
     # The right-hand copy of a JOIN ... USING column: reachable only qualified, not in `*`.
     using_hidden: bool = False
+    # (relation OID, column number) when this is a catalog relation's column as such.
+    origin: tuple[int, int] | None = None
 
 
 @dataclass

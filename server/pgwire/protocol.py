@@ -108,9 +108,12 @@ def row_description(columns, formats: list[int]) -> bytes:
         typmod = -1
         if t.oid == 1700 and t.scale is not None and t.precision is not None:
             typmod = ((t.precision << 16) | t.scale) + 4  # PostgreSQL's numeric typmod encoding
+        elif oid in (1042, 1043) and t.precision is not None:
+            typmod = t.precision + 4  # varchar(n), character(n)
         size = _TYPE_SIZES.get(oid, -1)
         parts.append(cstr(col.name))
-        parts.append(struct.pack(">ihihih", 0, 0, oid, size, typmod, fmt))
+        parts.append(struct.pack(">ihihih", getattr(col, "table_oid", 0), getattr(col, "attnum", 0), oid, size,
+                                 typmod, fmt))
     return message(b"T", b"".join(parts))
 
 
