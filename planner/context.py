@@ -72,6 +72,8 @@ class PlanContext:
     # Values computed once per statement and shared with every child context (the system
     # catalogs' snapshot, name-to-oid maps).
     caches: dict = field(default_factory=dict)
+    # Session variables the statement sets when it succeeds (set_config): (name, value, local).
+    session_changes: list = field(default_factory=list)
 
     def child(self) -> "PlanContext":
         """A context for planning a view's definition: same params/catalog, own dependencies,

@@ -72,7 +72,7 @@ def _select(ast: Any, ctx: PlanContext) -> SelectPlan:
         as_of = _timestamp_value(ast.as_of, ctx, "AS OF")
         ast = ast.query
     q = plan_query(ast, ctx, top=True)
-    return SelectPlan(q.plan, q.columns, q.finishing, as_of)
+    return SelectPlan(q.plan, q.columns, q.finishing, as_of, tuple(ctx.session_changes))
 
 
 def _subscribe(ast: m.Subscribe, ctx: PlanContext) -> SubscribePlan:

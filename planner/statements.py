@@ -34,6 +34,8 @@ class SelectPlan:
     columns: tuple[Column, ...]  # the result columns after finishing (names as the client sees)
     finishing: Finishing = Finishing()
     as_of: int | None = None  # SELECT ... AS OF <ts>
+    # Session variables set by the query (set_config), applied once it has succeeded.
+    set_vars: tuple[tuple[str, str | None, bool], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -102,8 +102,18 @@ def _null_text(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
 
 
 def _set_config(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
-    raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "set_config() is not supported yet",
-                   hint="Use SET name = value (or SET LOCAL) instead.")
+    """set_config(name, value, is_local): the statement sets the variable when it succeeds (the
+    adapter applies `ctx.session_changes` as it would SET) and answers the value."""
+    if ctx.maintained is not None:
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"set_config() in {ctx.maintained}")
+    if not all(isinstance(a, Literal) for a in args):
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "set_config() of values that are not constants",
+                       hint="Use SET name = value (or SET LOCAL) instead.")
+    name, value, local = (a.value for a in args)
+    if name is None:
+        raise SqlError("22004", "SET requires parameter name")
+    ctx.session_changes.append((str(name), None if value is None else str(value), bool(local)))
+    return Literal(value, TEXT)
 
 FUNCTIONS = overloads(
     Overload("version", (), TEXT, build=_constant(lambda ctx: VERSION)),

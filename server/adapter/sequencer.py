@@ -173,6 +173,8 @@ class SlipstreamAdapter:
     async def _sequence(self, session: Session, state: SessionState, plan) -> Outcome:
         if isinstance(plan, SelectPlan):
             rows = await self._peek_rows(plan)
+            for name, value, local in plan.set_vars:  # set_config(): as SET would
+                self._set(session, SetVariablePlan(name, value, local))
             return Rows(list(plan.columns), rows)
         if isinstance(plan, InsertPlan):
             return await self._insert(state, plan)
