@@ -315,7 +315,7 @@ _SQLGLOT_HEADS = {"INSERT", "UPDATE", "DELETE"}
 _POSTGRES_ONLY_HEADS = frozenset({
     "LISTEN", "NOTIFY", "UNLISTEN", "VACUUM", "ANALYZE", "CLUSTER", "REINDEX", "LOCK", "CHECKPOINT",
     "GRANT", "REVOKE", "TRUNCATE", "MERGE", "CALL", "DO", "LOAD", "REFRESH", "SECURITY", "COMMENT",
-    "IMPORT", "REASSIGN", "PREPARE", "EXECUTE", "ALTER",
+    "IMPORT", "REASSIGN", "ALTER",
 })
 
 
@@ -570,6 +570,42 @@ def _deallocate(c: _Cursor) -> m.Deallocate:
     return m.Deallocate(name)
 
 
+def _prepare(c: _Cursor) -> m.Prepare:
+    name = c.ident()
+    types: list[str] = []
+    if c.peek() is not None and c.peek().token_type == TokenType.L_PAREN:
+        start, end = c.paren_span()
+        types = _split_top_level(c, start, end)
+    c.expect("AS")
+    return m.Prepare(name, tuple(types), c.rest_text())
+
+
+def _execute(c: _Cursor) -> m.Execute:
+    name = c.ident()
+    args: list[str] = []
+    if c.peek() is not None and c.peek().token_type == TokenType.L_PAREN:
+        start, end = c.paren_span()
+        args = _split_top_level(c, start, end)
+    c.expect_end()
+    return m.Execute(name, tuple(args))
+
+
+def _split_top_level(c: _Cursor, start: int, end: int) -> list[str]:
+    """The texts of the comma-separated items between token indexes start and end."""
+    items, depth, first = [], 0, start
+    for k in range(start, end + 1):
+        t = c.toks[k] if k < end else None
+        if t is not None and t.token_type in (TokenType.L_PAREN, TokenType.L_BRACKET):
+            depth += 1
+        elif t is not None and t.token_type in (TokenType.R_PAREN, TokenType.R_BRACKET):
+            depth -= 1
+        elif t is None or (t.token_type == TokenType.COMMA and depth == 0):
+            if k > first:
+                items.append(c.text[c.toks[first].start: c.toks[k - 1].end + 1])
+            first = k + 1
+    return items
+
+
 def _declare(c: _Cursor) -> m.Declare:
     cursor = c.ident()
     c.accept("BINARY")
@@ -822,7 +858,7 @@ _HANDLERS = {
     "SUBSCRIBE": _subscribe, "SHOW": _show, "SET": _set, "RESET": _reset, "BEGIN": _begin,
     "START": _start, "COMMIT": _finish("commit"), "END": _finish("commit"),
     "ROLLBACK": _finish("rollback"), "ABORT": _finish("rollback"), "DISCARD": _discard,
-    "SAVEPOINT": _savepoint, "RELEASE": _release,
+    "SAVEPOINT": _savepoint, "RELEASE": _release, "PREPARE": _prepare, "EXECUTE": _execute,
     "DEALLOCATE": _deallocate, "DECLARE": _declare, "FETCH": _fetch, "CLOSE": _close,
     "COPY": _copy, "EXPLAIN": _explain, "CREATE": _create, "DROP": _drop,
 }

@@ -111,6 +111,23 @@ class Deallocate:
 
 
 @dataclass(frozen=True)
+class Prepare:
+    """PREPARE name [(types)] AS statement: the statement's text and the declared types' text."""
+
+    name: str
+    types: tuple[str, ...]
+    statement: str
+
+
+@dataclass(frozen=True)
+class Execute:
+    """EXECUTE name [(arguments)]: each argument's text (constant expressions)."""
+
+    name: str
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Declare:
     cursor: str
     inner: Any  # a parsed statement: SelectAsOf/exp.Query or Subscribe

@@ -31,7 +31,8 @@ from planner.rules import optimize, optimize_statement
 from planner.scalar import ScalarLowerer, coerce
 from planner.scope import Scope
 from planner.show import show_columns
-from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, DeallocatePlan, DeclarePlan,
+from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, DeallocatePlan, DeclarePlan, ExecutePlan,
+                                PreparePlan,
                                 DiscardPlan, EmptyPlan, ExplainPlan, FetchPlan,
                                 InsertPlan, SelectPlan, SetVariablePlan, ShowPlan, StatementPlan,
                                 SubscribePlan, TransactionPlan)
@@ -177,6 +178,33 @@ def _insert(ast: exp.Insert, ctx: PlanContext) -> InsertPlan:
     return plan_insert(ast, ctx, defaults)
 
 
+def _prepare(ast: m.Prepare) -> PreparePlan:
+    """PREPARE checks the statement parses (one statement) and reads the declared types."""
+    from planner.dialect import parse_sqlglot
+    from planner.parse import parse
+    from planner.typing import type_from_ast
+    statements = parse(ast.statement)
+    if len(statements) != 1 or statements[0].is_empty:
+        raise SqlError(SqlState.SYNTAX_ERROR, "PREPARE takes exactly one statement")
+    types = tuple(type_from_ast(parse_sqlglot(f"SELECT NULL::{t}").expressions[0].to) for t in ast.types)
+    return PreparePlan(ast.name, ast.statement, types)
+
+
+def _execute(ast: m.Execute, ctx: PlanContext) -> ExecutePlan:
+    """EXECUTE's arguments are constant expressions, evaluated now."""
+    from planner.dialect import parse_sqlglot
+    from planner.rules.fold_constants import fold_constant
+    values, types = [], []
+    for text in ast.args:
+        e = fold_constant(ScalarLowerer(Scope(), ctx, clause="EXECUTE").lower(
+            parse_sqlglot(f"SELECT {text}").expressions[0]))
+        if not isinstance(e, Literal):
+            raise unsupported("EXECUTE arguments that are not constants")
+        values.append(e.value.raw if hasattr(e.value, "raw") else e.value)
+        types.append(e.type)
+    return ExecutePlan(ast.name, tuple(values), tuple(types))
+
+
 def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
     ast = stmt.ast
     if isinstance(ast, (exp.Query, m.SelectAsOf)):
@@ -213,6 +241,10 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return DiscardPlan(ast.what)
     if isinstance(ast, m.Deallocate):
         return DeallocatePlan(ast.name)
+    if isinstance(ast, m.Prepare):
+        return _prepare(ast)
+    if isinstance(ast, m.Execute):
+        return _execute(ast, ctx)
     if isinstance(ast, m.Declare):
         return DeclarePlan(ast.cursor, _inner_read(ast.inner, ctx))
     if isinstance(ast, m.Fetch):

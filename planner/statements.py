@@ -12,7 +12,7 @@ from typing import Any
 
 from dataflow.expr import ScalarExpr
 from dataflow.plan import Plan
-from dataflow.types import Column
+from dataflow.types import Column, SqlType
 from catalog.items import ItemKind
 
 
@@ -226,6 +226,24 @@ class EmptyPlan:
 
 
 @dataclass(frozen=True)
+class PreparePlan:
+    """PREPARE: the statement text, kept by the session, and its declared parameter types."""
+
+    name: str
+    statement: str
+    param_types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True)
+class ExecutePlan:
+    """EXECUTE: the prepared statement's name and the arguments' values and types."""
+
+    name: str
+    values: tuple
+    types: tuple[SqlType, ...]
+
+
+@dataclass(frozen=True)
 class DeallocatePlan:
     """DEALLOCATE [PREPARE] name | ALL (name None = ALL)."""
 
@@ -233,6 +251,6 @@ class DeallocatePlan:
 
 
 StatementPlan = (SelectPlan | SubscribePlan | CreateTablePlan | CreateViewPlan | CreateIndexPlan
-                 | DropPlan | InsertPlan | UpdatePlan | DeletePlan | ShowPlan | SetVariablePlan
+                 | DropPlan | InsertPlan | UpdatePlan | DeletePlan | ShowPlan | SetVariablePlan | PreparePlan | ExecutePlan
                  | TransactionPlan | DeclarePlan | FetchPlan | ClosePlan | CopyToPlan | CopyFromPlan
                  | ExplainPlan | DiscardPlan | EmptyPlan | DeallocatePlan)

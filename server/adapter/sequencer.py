@@ -18,7 +18,8 @@ from dataflow.types import TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
 from planner.context import SessionInfo
 from planner.parse import Statement, parse
-from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToPlan, CreateIndexPlan,
+from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToPlan, CreateIndexPlan, ExecutePlan,
+                                PreparePlan,
                                 CreateNamespacePlan, CreateTablePlan, DropNamespacePlan,
                                 CreateViewPlan, DeclarePlan, DeletePlan, DiscardPlan, DropPlan, EmptyPlan,
                                 ExplainPlan, FetchPlan, InsertPlan, SelectPlan, SetVariablePlan, ShowPlan,
@@ -218,12 +219,44 @@ class SlipstreamAdapter:
             for cursor in state.cursors.values():
                 cursor.close()
             state.cursors.clear()
+            if plan.what in ("all", "plans"):
+                state.prepared.clear()
             return CommandComplete(f"DISCARD {plan.what.upper()}")
         if isinstance(plan, DeallocatePlan):
+            # Names the driver prepared at the protocol level are the connection's: not an error.
+            if plan.name is None:
+                state.prepared.clear()
+            else:
+                state.prepared.pop(plan.name.lower(), None)
             return CommandComplete("DEALLOCATE ALL" if plan.name is None else "DEALLOCATE")
+        if isinstance(plan, PreparePlan):
+            if plan.name.lower() in state.prepared:
+                raise SqlError("42P05", f'prepared statement "{plan.name}" already exists')
+            state.prepared[plan.name.lower()] = (plan.statement, plan.param_types)
+            return CommandComplete("PREPARE")
+        if isinstance(plan, ExecutePlan):
+            return await self._execute_prepared(session, state, plan)
         if isinstance(plan, EmptyPlan):
             return EmptyQuery()
         raise unsupported(type(plan).__name__)
+
+    async def _execute_prepared(self, session: Session, state: SessionState, plan: ExecutePlan) -> Outcome:
+        found = state.prepared.get(plan.name.lower())
+        if found is None:
+            raise SqlError("26000", f'prepared statement "{plan.name}" does not exist')
+        sql, declared = found
+        if len(plan.values) != len(declared) and declared:
+            raise SqlError(SqlState.SYNTAX_ERROR, f'wrong number of parameters for prepared statement "{plan.name}"',
+                           detail=f"Expected {len(declared)} parameters but got {len(plan.values)}.")
+        from planner.casts import cast_value
+        values, types = list(plan.values), list(plan.types)
+        for i, t in enumerate(declared):  # each argument as a value of its declared type
+            src = TEXT if types[i].kind.value == "unknown" else types[i]
+            values[i], types[i] = cast_value(values[i], src, t), t
+        stmt = parse(sql)[0]
+        plan_ = plan_statement(self.coord.catalog, stmt, params=values, param_types=types,
+                               session=_session_info(session))
+        return await self._sequence(session, state, plan_)
 
     # -- reads ----------------------------------------------------------------------------------
 

@@ -46,6 +46,8 @@ class SessionState:
     failed: bool = False
     writes: list[PendingWrite] = field(default_factory=list)
     cursors: dict[str, Cursor] = field(default_factory=dict)
+    # PREPARE'd statements: name -> (statement text, declared parameter types).
+    prepared: dict = field(default_factory=dict)
     # Open savepoints, oldest first: (name, how many buffered writes there were at it).
     savepoints: list[tuple[str, int]] = field(default_factory=list)
 
