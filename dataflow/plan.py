@@ -129,6 +129,45 @@ class TopK:
 
 
 @dataclass(frozen=True)
+class WindowFrame:
+    """A window frame: `mode` "rows" or "range"; each bound a (kind, offset) with kind one of
+    "unbounded_preceding", "preceding", "current", "following", "unbounded_following" (an
+    offset only for "preceding"/"following", in ROWS mode). PostgreSQL's default frame (RANGE
+    UNBOUNDED PRECEDING to CURRENT ROW, peers included) is `WindowFrame()`."""
+
+    mode: str = "range"
+    start: tuple[str, int] = ("unbounded_preceding", 0)
+    end: tuple[str, int] = ("current", 0)
+
+
+@dataclass(frozen=True)
+class WindowFunc:
+    """One window function of a `Window`: `func` is row_number, rank, dense_rank, percent_rank,
+    cume_dist, ntile, lag, lead, first_value, last_value, nth_value, or the aggregate count_star,
+    count, sum, avg, min, max. `args` are column positions of the Window's input (lag's value,
+    offset and default; ntile's bucket count; nth_value's value and n). `type` is the result
+    type; `frame` is used by the aggregates and first/last/nth_value."""
+
+    func: str
+    args: tuple[int, ...]
+    type: SqlType
+    frame: WindowFrame = WindowFrame()
+
+
+@dataclass(frozen=True)
+class Window:
+    """Window functions over partitions of the input: output = the input row plus one column per
+    function. Rows are partitioned by `partition_key` columns and ordered by `order_by` entries
+    (column, descending, nulls_last), as TopK's; rows equal in every order column are *peers*.
+    Among peers rows are ordered by the whole row, so row_number is deterministic."""
+
+    input: "Plan"
+    partition_key: tuple[int, ...]
+    order_by: tuple[tuple[int, bool, bool], ...]
+    funcs: tuple[WindowFunc, ...]
+
+
+@dataclass(frozen=True)
 class ArrangeBy:
     """Maintain an arrangement of the input keyed by `key` (an index). Passes rows through."""
 
@@ -149,7 +188,7 @@ class IndexLookup:
 
 
 Plan = Union[Get, Constant, Map, Filter, Project, FlatMap, Join, Reduce, Distinct, Union_, Negate,
-             Threshold, TopK, ArrangeBy, IndexLookup]
+             Threshold, TopK, ArrangeBy, IndexLookup, Window]
 
 
 def output_types(plan: Plan) -> tuple[SqlType, ...]:
@@ -172,6 +211,8 @@ def output_types(plan: Plan) -> tuple[SqlType, ...]:
         return tuple(inner[i] for i in plan.group_key) + tuple(a.type for a in plan.aggregates)
     if isinstance(plan, Union_):
         return output_types(plan.inputs[0])
+    if isinstance(plan, Window):
+        return output_types(plan.input) + tuple(f.type for f in plan.funcs)
     raise TypeError(plan)
 
 
@@ -196,5 +237,5 @@ def collections_read(plan: Plan) -> set[str]:
 
 
 __all__ = ["Get", "Constant", "Map", "Filter", "Project", "FlatMap", "Join", "Reduce", "Distinct",
-           "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "IndexLookup", "Plan", "output_types", "children",
+           "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "IndexLookup", "Window", "WindowFunc", "WindowFrame", "Plan", "output_types", "children",
            "collections_read", "INT8"]

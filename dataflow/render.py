@@ -23,8 +23,10 @@ from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
 from dataflow.operators.stateless import (ConstantOp, FilterOp, FlatMapOp, GetOp, MapOp, NegateOp,
                                           ProjectOp, UnionOp)
 from dataflow.operators.topk import ArrangeByOp, TopKOp
+from dataflow.operators.window import WindowOp
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, Map, Negate, Plan,
-                           Project, Reduce, Threshold, TopK, Union_, children, collections_read, output_types)
+                           Project, Reduce, Threshold, TopK, Union_, Window, children, collections_read,
+                           output_types)
 from dataflow.types import arrow_schema
 
 
@@ -102,6 +104,8 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     if isinstance(plan, TopK):
         return TopKOp(sub(plan.input, 0), plan.group_key, plan.order_by, plan.limit, plan.offset,
                       schema, rt, path)
+    if isinstance(plan, Window):
+        return WindowOp(sub(plan.input, 0), plan.partition_key, plan.order_by, plan.funcs, schema, rt, path)
     if isinstance(plan, ArrangeBy):
         return ArrangeByOp(sub(plan.input, 0), plan.key, schema, rt, path)
     raise TypeError(f"unknown plan node {plan!r}")

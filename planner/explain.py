@@ -8,7 +8,8 @@ Filter (#0 > 5)
 from __future__ import annotations
 
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.plan import (ArrangeBy, Constant, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project, Reduce, TopK, children)
+from dataflow.plan import (ArrangeBy, Constant, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project, Reduce, TopK,
+                           Window, WindowFrame, children)
 from planner.statements import Finishing
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "neq": "!=",
@@ -66,6 +67,16 @@ def _order(order_by) -> str:
                      for c, d, nl in order_by)
 
 
+def _frame(frame: WindowFrame) -> str:
+    if frame == WindowFrame():
+        return ""
+
+    def bound(b: tuple[str, int]) -> str:
+        kind, off = b
+        return f"{off} {kind}" if kind in ("preceding", "following") else kind.replace("_", " ")
+    return f" {frame.mode} between {bound(frame.start)} and {bound(frame.end)}"
+
+
 def _line(p: Plan) -> str:
     if isinstance(p, Get):
         return f"Get {p.id}"
@@ -91,6 +102,9 @@ def _line(p: Plan) -> str:
     if isinstance(p, TopK):
         return (f"TopK group_by=[{_cols(p.group_key)}] order_by=[{_order(p.order_by)}] "
                 f"limit={p.limit} offset={p.offset}")
+    if isinstance(p, Window):
+        funcs = ", ".join(f"{f.func}({_cols(f.args)}){_frame(f.frame)}" for f in p.funcs)
+        return f"Window partition_by=[{_cols(p.partition_key)}] order_by=[{_order(p.order_by)}] functions=[{funcs}]"
     if isinstance(p, ArrangeBy):
         return f"ArrangeBy keys=[{_cols(p.key)}]"
     return type(p).__name__.rstrip("_")

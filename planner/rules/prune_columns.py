@@ -33,6 +33,8 @@ What each node demands of its input, given the set D demanded of it:
              are dropped, group keys always stay (they define the groups)
   Union_     D of every input (each narrowed to exactly D so the inputs line up)
   Negate     D
+  Window     everything (ties among peers are broken by the whole row, as in TopK); window
+             functions nobody reads are dropped
   Distinct, Threshold, TopK, ArrangeBy and any node not listed: everything (their results
              depend on whole rows: TopK breaks ties between equal sort keys by the whole row; an
              index keeps every column)
@@ -47,7 +49,7 @@ from dataclasses import replace
 
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, IndexLookup, Join,
-                           Map, Negate, Plan, Project, Reduce, Threshold, TopK, Union_,
+                           Map, Negate, Plan, Project, Reduce, Threshold, TopK, Union_, Window,
                            output_types)
 
 
@@ -196,6 +198,9 @@ class _Pruner:
             inner, kept = self.prune(plan.input, demanded)
             return Negate(inner), kept
 
+        if isinstance(plan, Window):
+            return self._window(plan, demanded)
+
         if isinstance(plan, (Distinct, Threshold, ArrangeBy, TopK)):
             # Multiplicities (and an index's rows) depend on every column. TopK breaks ties in
             # its order by the whole row, so narrowing its input would change which of equal
@@ -205,6 +210,17 @@ class _Pruner:
             return replace(plan, input=inner), everything
 
         return plan, everything  # a node this rule does not know: leave it and what is under it
+
+    def _window(self, plan: Window, demanded: frozenset[int]) -> tuple[Plan, tuple[int, ...]]:
+        """The input keeps every column (ties between peers are broken by the whole row, as in
+        TopK); window functions nobody reads are dropped."""
+        n_in = len(output_types(plan.input))
+        inner, _ = self._side(plan.input, set(range(n_in)))
+        funcs = [j for j in range(len(plan.funcs)) if n_in + j in demanded]
+        if not funcs:
+            return inner, tuple(range(n_in))
+        new = Window(inner, plan.partition_key, plan.order_by, tuple(plan.funcs[j] for j in funcs))
+        return new, tuple(range(n_in)) + tuple(n_in + j for j in funcs)
 
     def _side(self, plan: Plan, wanted: set[int]) -> tuple[Plan, tuple[int, ...]]:
         """Prune an input that copies or keeps whole rows, cut to exactly `wanted`."""
