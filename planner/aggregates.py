@@ -78,7 +78,16 @@ def contains_aggregate(node: exp.Expression) -> bool:
     def nested(n: exp.Expression) -> bool:
         return n is not node and isinstance(n, (exp.Subquery, exp.Select))
 
-    return any(is_aggregate(n) and not nested(n) for n in node.walk(prune=nested))
+    return any(is_aggregate(n) and not nested(n) and not _window_function(n) for n in node.walk(prune=nested))
+
+
+def _window_function(n: exp.Expression) -> bool:
+    """The function of a window call (`sum(x)` in `sum(x) OVER (...)`, also under FILTER) is
+    no aggregate of the query level; its arguments may hold some (`sum(sum(x)) OVER ()`)."""
+    while n.parent is not None and isinstance(n.parent, (exp.Filter, exp.IgnoreNulls, exp.RespectNulls)) \
+            and n.arg_key == "this":
+        n = n.parent
+    return isinstance(n.parent, exp.Window) and n.arg_key == "this"
 
 
 def _call_parts(node: exp.Expression) -> tuple[str, list[exp.Expression], bool, list[exp.Ordered]]:

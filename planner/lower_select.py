@@ -31,6 +31,7 @@ from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolv
 from planner.system_catalog import plan_system_relation, resolve_system
 from planner.scope import Scope, ScopeColumn
 from planner.statements import Finishing
+from planner.windows import SelectWindows
 from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
 
 
@@ -599,8 +600,6 @@ def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[
 def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
     if sel.args.get("into"):
         raise unsupported("SELECT INTO")
-    if sel.args.get("windows"):
-        raise unsupported("window functions")
     base = _plan_from(sel, ctx)
     scope = base.scope
     items = _expand_select(sel, scope)
@@ -613,11 +612,15 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
     aggregated = bool(sel.args.get("group")) or having is not None or any(
         not isinstance(it, int) and contains_aggregate(it) for it, _ in items) or any(
         contains_aggregate(o) for o in order_nodes)
+    windows = SelectWindows.of(sel, items, order_nodes, ctx)
     if aggregated:
         if any(find_table_functions(it) for it, _ in items if not isinstance(it, int)):
             raise unsupported("set-returning functions in a select list with aggregates or GROUP BY")
         grouping = Grouping(base.plan, scope, ctx, _group_keys(sel, items, scope, ctx))
         lowerer = grouping.lowerer("SELECT")
+        if windows is not None:
+            windows.over(grouping.lowerer("window definitions"))
+            lowerer = windows.wrap(lowerer)
 
         def lower_item(it):
             if isinstance(it, int):
@@ -628,6 +631,8 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         having_pred = to_bool(grouping.lowerer("HAVING").lower(having.this), ctx, "HAVING") \
             if having is not None else None
         order_lowerer = grouping.lowerer("ORDER BY")
+        if windows is not None:
+            order_lowerer = windows.wrap(order_lowerer)
         plan = None  # built after ORDER BY lowering has registered its aggregates
     else:
         plan = base.plan
@@ -641,6 +646,11 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
             else:
                 plan, scope, hook = _one_select_list_function(srfs[0], plan, scope, ctx)
         lowerer = ScalarLowerer(scope, ctx, hook=hook, clause="SELECT")
+        if windows is not None:
+            if srfs:
+                raise unsupported("set-returning functions in a select list with window functions")
+            windows.over(ScalarLowerer(scope, ctx, clause="window definitions"))
+            lowerer = windows.wrap(lowerer)
         exprs = [ColumnRef(it, scope.columns[it].type) if isinstance(it, int)
                  else resolve_unknown(lowerer.lower(it), ctx) for it, _ in items]
         having_pred = None
@@ -668,6 +678,9 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         if having_pred is not None:
             plan = Filter(plan, (having_pred,))
     width = len(output_types(plan))
+    if windows is not None:
+        plan, width, finished = windows.apply(plan, width, exprs + extras)
+        exprs, extras = finished[:len(exprs)], finished[len(exprs):]
     plan = _project_exprs(plan, width, exprs + extras)
     if distinct is not None:
         plan = Distinct(plan)

@@ -406,7 +406,7 @@ class ScalarLowerer:
         if is_aggregate(node):
             raise SqlError(SqlState.GROUPING_ERROR, f"aggregate functions are not allowed in {self.clause}")
         if isinstance(node, exp.Window):
-            raise unsupported("window functions")
+            raise window_not_allowed(self.clause)
         if isinstance(node, (exp.Subquery, exp.Exists, exp.Select)):
             raise unsupported("subqueries in expressions")
         if isinstance(node, exp.AtTimeZone):  # ts AT TIME ZONE zone is timezone(zone, ts)
@@ -811,6 +811,20 @@ class ScalarLowerer:
         raise _no_func(name, args)  # untyped literals print as unknown, as in PostgreSQL
 
 
+_WINDOW_NAMES = {exp.RowNumber: "row_number", exp.DenseRank: "dense_rank", exp.PercentRank: "percent_rank",
+                 exp.CumeDist: "cume_dist", exp.FirstValue: "first_value", exp.LastValue: "last_value",
+                 exp.NthValue: "nth_value"}
+
+
+def window_not_allowed(clause: str) -> SqlError:
+    """PostgreSQL's error for a window function where none may be (window functions are only
+    planned in a select list and ORDER BY: planner.windows)."""
+    if clause == "aggregate function arguments":
+        return SqlError(SqlState.GROUPING_ERROR, "aggregate function calls cannot contain window function calls")
+    where = {"JOIN/ON": "JOIN conditions"}.get(clause, clause)
+    return SqlError("42P20", f"window functions are not allowed in {where}")
+
+
 def expr_name(node: exp.Expression) -> str:
     """The column name PostgreSQL gives an unaliased select-list expression."""
     if isinstance(node, exp.Alias):
@@ -834,6 +848,9 @@ def expr_name(node: exp.Expression) -> str:
         return "case"
     if isinstance(node, exp.Filter):  # count(*) FILTER (WHERE ...) is named count
         return expr_name(node.this)
+    if isinstance(node, exp.Window):  # row_number() OVER (...) is named row_number
+        f = node.this.this if isinstance(node.this, exp.Filter) else node.this
+        return _WINDOW_NAMES.get(type(f)) or expr_name(node.this)
     if isinstance(node, exp.Anonymous):
         return node.name.lower()
     if type(node) in _SPECIAL_NAMES:
