@@ -164,7 +164,7 @@ def _evaluate(f: WindowFunc, rows: pa.Table, lay: _Layout) -> pa.Array:
     if name == "cume_dist":
         return pa.array((lay.qe - ps) / (pe - ps))
     if name == "ntile":
-        return _ntile(_arg(rows, f, 1), lay)
+        return _ntile(_arg(rows, f, 0), lay)
     if name in ("lag", "lead"):
         return _lag_lead(name, rows, f, lay)
     lo, hi = lay.frame(f.frame)
