@@ -27,11 +27,12 @@ from planner.context import PlanContext
 from planner.outer_join import lower_outer_join
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.rules.fold_constants import fold_constant
-from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool)
+from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
+                            window_not_allowed)
 from planner.system_catalog import plan_system_relation, resolve_system
 from planner.scope import Scope, ScopeColumn
 from planner.statements import Finishing
-from planner.windows import SelectWindows
+from planner.windows import SelectWindows, window_calls
 from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
 
 
@@ -385,6 +386,8 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
     preds: list[ScalarExpr] = []
     semijoins: list[tuple[ScalarExpr, QueryResult]] = []
     used: list[exp.Expression] = []
+    if any(window_calls(c) for c in group.conds):
+        raise window_not_allowed("JOIN/ON")
     for cond, is_optional in [(c, False) for c in group.conds] + [(c, True) for c in optional or []]:
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
