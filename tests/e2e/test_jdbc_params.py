@@ -43,3 +43,23 @@ def test_jdbc_binds_every_type_like_postgres(slipstream, pg_oracle, bind_types):
     assert len(ours) == len(theirs) > 15
     diffs = [(a, b) for a, b in zip(ours, theirs) if a != b]
     assert not diffs, "\n".join(f"slipstream: {a}\npostgres:   {b}" for a, b in diffs)
+
+
+GET_COLUMNS = Path(__file__).parent / "jdbc" / "GetColumns.java"
+
+
+@pytest.fixture(scope="module")
+def get_columns(tmp_path_factory):
+    if not JARS or not shutil.which("javac"):
+        pytest.skip("pgjdbc jar or javac not on this machine")
+    out = tmp_path_factory.mktemp("jdbc_cols")
+    subprocess.run(["javac", "-cp", JARS[-1], "-d", str(out), str(GET_COLUMNS)], check=True, timeout=120)
+    return [shutil.which("java") or "java", "-cp", f"{JARS[-1]}{os.pathsep}{out}", "GetColumns"]
+
+
+def test_jdbc_get_columns_like_postgres(slipstream, pg_oracle, get_columns):
+    """DatabaseMetaData.getColumns: pgJDBC's query numbers columns with a window function."""
+    ours = _run(get_columns, slipstream.host, slipstream.port, "slipstream", "slipstream")
+    theirs = _run(get_columns, pg_oracle.host, pg_oracle.port, "postgres", "postgres")
+    assert len(ours) == 6
+    assert ours == theirs
