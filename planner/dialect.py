@@ -22,7 +22,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from dataflow.errors import SqlError, SqlState
+from dataflow.errors import SqlError, SqlState, unsupported
 from planner import mz_ast as m
 from planner.functions import FUNCTIONS
 from planner import catalog_syntax
@@ -468,6 +468,8 @@ def _set(c: _Cursor) -> m.SetVariable:
         raise syntax_error_at(c.peek())
     elif c.accept("NAMES"):
         name = "client_encoding"
+    elif c.is_word("ROLE") or c.is_word("AUTHORIZATION"):  # SET [SESSION] ROLE / SESSION AUTHORIZATION
+        raise unsupported(f"SET {'ROLE' if c.is_word('ROLE') else 'SESSION AUTHORIZATION'}")
     else:
         name = ".".join(c.name()).lower()
         if not (c.accept_type(TokenType.EQ) or c.accept("TO")):

@@ -112,6 +112,8 @@ def test_role_statements_parse(sql, expected):
     ("DROP ROLE public", "22023", "cannot use special role specifier in DROP ROLE"),
     ("CREATE ROLE a PASSWORD 5", "42601", 'syntax error at or near "5"'),
     ("ALTER TABLE t ADD COLUMN b int", "0A000", "ALTER not yet supported"),
+    ("SET ROLE alice", "0A000", "SET ROLE not yet supported"),
+    ("SET SESSION AUTHORIZATION alice", "0A000", "SET SESSION AUTHORIZATION not yet supported"),
 ])
 def test_role_statement_errors(sql, sqlstate, message):
     with pytest.raises(SqlError) as e:
