@@ -192,11 +192,13 @@ class CreateRole:
 
 @dataclass(frozen=True)
 class AlterRole:
-    name: str  # or CURRENT_USER / SESSION_USER / CURRENT_ROLE
+    name: str  # with `special`: the keyword CURRENT_USER, SESSION_USER or CURRENT_ROLE
     options: tuple[tuple[str, Any], ...] = ()
+    special: bool = False
 
     def __repr__(self) -> str:
-        return f"AlterRole(name={self.name!r}, options={_masked(self.options)!r})"
+        special = ", special=True" if self.special else ""
+        return f"AlterRole(name={self.name!r}, options={_masked(self.options)!r}{special})"
 
 
 @dataclass(frozen=True)

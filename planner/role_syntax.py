@@ -138,12 +138,14 @@ def parse_alter_role(c, kind: str) -> m.AlterRole:
         raise unsupported("ALTER USER MAPPING")
     if c.accept("ALL"):
         raise unsupported(f"ALTER {kind} ALL")
+    special = c.peek() is not None and c.peek().token_type != TokenType.IDENTIFIER and (
+        c.peek().token_type in _SPECIAL or c.peek().text.upper() == "CURRENT_ROLE")
     name = _role_name(c, context="alter")
     if kind == "GROUP" or c.is_word("RENAME") or c.is_word("SET") or c.is_word("RESET") or (
             c.is_word("IN") and c.is_word("DATABASE", 1)):
         what = c.peek().text.upper() if c.peek() is not None else ""
         raise unsupported(f"ALTER {kind} {what}".rstrip())
-    return m.AlterRole(name, _options(c, f"ALTER {kind}"))
+    return m.AlterRole(name, _options(c, f"ALTER {kind}"), special)
 
 
 def parse_drop_role(c, kind: str) -> m.DropRole:

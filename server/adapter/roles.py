@@ -25,7 +25,9 @@ _EMPTY_PASSWORD = "empty string is not a valid password, clearing password"
 
 def _is_superuser(catalog, session: Session) -> bool:
     role = catalog.role(session.user)
-    return role is None or role.superuser
+    if role is None:  # no such role: a trust login (superuser), or a role dropped since login
+        return session.vars.get("is_superuser", "on") == "on"
+    return role.superuser
 
 
 def _secret(session: Session, role_name: str, password: str | None) -> str | None:
@@ -63,7 +65,7 @@ def _create(catalog, session: Session, stmt: m.CreateRole) -> CommandComplete:
 
 
 def _alter(catalog, session: Session, stmt: m.AlterRole) -> CommandComplete:
-    name = session.user if stmt.name in ("CURRENT_USER", "SESSION_USER", "CURRENT_ROLE") else stmt.name
+    name = session.user if stmt.special else stmt.name
     role = catalog.role(name)
     if role is None:
         raise SqlError(SqlState.UNDEFINED_OBJECT, f'role "{name}" does not exist')

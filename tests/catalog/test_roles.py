@@ -85,7 +85,8 @@ def test_roles_are_durable_and_never_plaintext(tmp_path):
      "PASSWORD NULL", m.CreateRole("c", (("login", True), ("superuser", False), ("password", None)))),
     ("ALTER ROLE a", m.AlterRole("a", ())),
     ("ALTER USER a WITH PASSWORD 'y'", m.AlterRole("a", (("password", "y"),))),
-    ("ALTER ROLE current_user PASSWORD NULL", m.AlterRole("CURRENT_USER", (("password", None),))),
+    ("ALTER ROLE current_user PASSWORD NULL", m.AlterRole("CURRENT_USER", (("password", None),), True)),
+    ('ALTER ROLE "CURRENT_USER" LOGIN', m.AlterRole("CURRENT_USER", (("login", True),), False)),
     ("DROP ROLE a, b", m.DropRole(("a", "b"), False)),
     ("DROP USER IF EXISTS a", m.DropRole(("a",), True)),
 ])
