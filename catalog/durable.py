@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalog.items import CatalogItem, ItemKind
+from catalog.roles import Role, RoleStore
 from dataflow.errors import SqlError, SqlState
 from dataflow.types import Column, SqlType, TypeKind
 
@@ -77,6 +78,7 @@ class Catalog:
         for (text,) in conn.execute("SELECT body FROM items"):
             item = item_from_json(text)
             self._items[item.id] = item
+        self._roles = RoleStore(conn, next_oid=lambda: self._next("oid"), lock=self._lock)
 
     @classmethod
     def open(cls, path: Path) -> "Catalog":
@@ -246,6 +248,20 @@ class Catalog:
         with self._lock:
             self._conn.execute("UPDATE items SET body = ? WHERE id = ?", (item_to_json(item), item.id))
             self._items[item.id] = item
+
+    # -- roles (catalog/roles.py) -----------------------------------------------------------
+
+    def roles(self) -> list[Role]:
+        """Every role, by OID (the default superuser first)."""
+        return self._roles.roles()
+
+    def role(self, name: str) -> Role | None:
+        return self._roles.get(name)
+
+    @property
+    def role_store(self) -> RoleStore:
+        """CREATE / ALTER / DROP ROLE go through this (see RoleStore)."""
+        return self._roles
 
     # -- small durable settings (e.g. the timestamp oracle's high-water mark) ---------------
 

@@ -22,7 +22,7 @@ from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
-from dataflow.errors import SqlError, SqlState
+from dataflow.errors import SqlError, SqlState, unsupported
 from planner import mz_ast as m
 from planner.functions import FUNCTIONS
 from planner import catalog_syntax
@@ -468,6 +468,8 @@ def _set(c: _Cursor) -> m.SetVariable:
         raise syntax_error_at(c.peek())
     elif c.accept("NAMES"):
         name = "client_encoding"
+    elif c.is_word("ROLE") or c.is_word("AUTHORIZATION"):  # SET [SESSION] ROLE / SESSION AUTHORIZATION
+        raise unsupported(f"SET {'ROLE' if c.is_word('ROLE') else 'SESSION AUTHORIZATION'}")
     else:
         name = ".".join(c.name()).lower()
         if not (c.accept_type(TokenType.EQ) or c.accept("TO")):
@@ -754,6 +756,9 @@ def _create(c: _Cursor) -> Any:
         return _create_index(c, default=False)
     if c.is_word("TABLE"):
         return parse_sqlglot(c.text)
+    if c.is_word("ROLE") or c.is_word("USER") or c.is_word("GROUP"):
+        from planner.role_syntax import parse_create_role
+        return parse_create_role(c, c.peek().text.upper())
     for word in ("SCHEMA", "DATABASE"):
         if c.accept(word):
             if_not_exists = c.accept("IF", "NOT", "EXISTS")
@@ -816,7 +821,10 @@ def _create_index(c: _Cursor, default: bool) -> m.CreateIndex:
     return m.CreateIndex(name, on, columns, if_not_exists)
 
 
-def _drop(c: _Cursor) -> m.Drop | m.DropNamespace:
+def _drop(c: _Cursor) -> m.Drop | m.DropNamespace | m.DropRole:
+    if c.is_word("ROLE") or c.is_word("USER") or c.is_word("GROUP"):
+        from planner.role_syntax import parse_drop_role
+        return parse_drop_role(c, c.peek().text.upper())
     for word in ("SCHEMA", "DATABASE"):
         if c.accept(word):
             if_exists = c.accept("IF", "EXISTS")
@@ -854,11 +862,19 @@ def _drop(c: _Cursor) -> m.Drop | m.DropNamespace:
     return m.Drop(kind, tuple(names), if_exists, cascade)
 
 
+def _alter(c: _Cursor) -> m.AlterRole:
+    if c.is_word("ROLE") or c.is_word("USER") or c.is_word("GROUP"):
+        from planner.role_syntax import parse_alter_role
+        return parse_alter_role(c, c.peek().text.upper())
+    raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "ALTER not yet supported",
+                   hint="Slipstream speaks PostgreSQL's protocol but not every PostgreSQL statement.")
+
+
 _HANDLERS = {
     "SUBSCRIBE": _subscribe, "SHOW": _show, "SET": _set, "RESET": _reset, "BEGIN": _begin,
     "START": _start, "COMMIT": _finish("commit"), "END": _finish("commit"),
     "ROLLBACK": _finish("rollback"), "ABORT": _finish("rollback"), "DISCARD": _discard,
     "SAVEPOINT": _savepoint, "RELEASE": _release, "PREPARE": _prepare, "EXECUTE": _execute,
     "DEALLOCATE": _deallocate, "DECLARE": _declare, "FETCH": _fetch, "CLOSE": _close,
-    "COPY": _copy, "EXPLAIN": _explain, "CREATE": _create, "DROP": _drop,
+    "COPY": _copy, "EXPLAIN": _explain, "CREATE": _create, "DROP": _drop, "ALTER": _alter,
 }

@@ -172,3 +172,39 @@ class Explain:
 @dataclass(frozen=True)
 class Empty:
     """An empty statement (only whitespace/comments)."""
+
+
+def _masked(options: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, "********" if k == "password" and v is not None else v) for k, v in options)
+
+
+@dataclass(frozen=True)
+class CreateRole:
+    """CREATE ROLE / USER / GROUP. options: ('login' | 'superuser', bool) and ('password',
+    str | None) pairs, in the order written (planner/role_syntax.py)."""
+
+    name: str
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __repr__(self) -> str:  # never show a password
+        return f"CreateRole(name={self.name!r}, options={_masked(self.options)!r})"
+
+
+@dataclass(frozen=True)
+class AlterRole:
+    name: str  # with `special`: the keyword CURRENT_USER, SESSION_USER or CURRENT_ROLE
+    options: tuple[tuple[str, Any], ...] = ()
+    special: bool = False
+
+    def __repr__(self) -> str:
+        special = ", special=True" if self.special else ""
+        return f"AlterRole(name={self.name!r}, options={_masked(self.options)!r}{special})"
+
+
+@dataclass(frozen=True)
+class DropRole:
+    names: tuple[str, ...]
+    if_exists: bool = False
+
+
+ROLE_STATEMENTS = (CreateRole, AlterRole, DropRole)

@@ -2,6 +2,10 @@
 
     slipstream serve [--host 0.0.0.0] [--port 6875] [--data-dir ./data] [--workers 2]
                      [--spark-master local[3]] [--advertise-host 127.0.0.1]
+                     [--auth trust|password|md5|scram-sha-256] [--default-password-file FILE]
+                     [--tls-cert FILE --tls-key FILE [--tls-require]]
+
+The default role's password can also come from the environment: SLIPSTREAM_DEFAULT_PASSWORD.
 """
 
 from __future__ import annotations
@@ -27,6 +31,20 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--advertise-host", default=os.environ.get("SLIPSTREAM_ADVERTISE_HOST", "127.0.0.1"),
                        help="address Spark executors use to reach this process")
     serve.add_argument("--log-level", default=os.environ.get("SLIPSTREAM_LOG_LEVEL", "INFO"))
+    serve.add_argument("--auth", choices=("trust", "password", "md5", "scram-sha-256"),
+                       default=os.environ.get("SLIPSTREAM_AUTH", "trust"),
+                       help="how clients authenticate, as a pg_hba.conf method (default trust)")
+    serve.add_argument("--default-password-file", type=Path,
+                       default=os.environ.get("SLIPSTREAM_DEFAULT_PASSWORD_FILE"),
+                       help="file whose first line is the password of the default role `slipstream` "
+                            "(or set SLIPSTREAM_DEFAULT_PASSWORD)")
+    serve.add_argument("--tls-cert", type=Path, default=os.environ.get("SLIPSTREAM_TLS_CERT"),
+                       help="PEM certificate (chain) for TLS; with --tls-key, SSLRequest is accepted")
+    serve.add_argument("--tls-key", type=Path, default=os.environ.get("SLIPSTREAM_TLS_KEY"),
+                       help="PEM private key of --tls-cert")
+    serve.add_argument("--tls-require", action="store_true",
+                       default=os.environ.get("SLIPSTREAM_TLS_REQUIRE", "") not in ("", "0", "false", "off"),
+                       help="refuse connections that do not use TLS")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -34,8 +52,21 @@ def main(argv: list[str] | None = None) -> int:
         if args.workers < 1:
             parser.error("--workers must be at least 1")
         from server.environmentd import run
+        from server.pgwire.auth import AuthConfig
 
-        run(args.host, args.port, args.data_dir, args.workers, args.spark_master, args.advertise_host)
+        try:
+            auth = AuthConfig.build(args.auth, args.tls_cert, args.tls_key, args.tls_require)
+        except (ValueError, OSError) as e:  # ssl.SSLError is an OSError
+            parser.error(f"TLS/authentication configuration: {e}")
+        password = os.environ.get("SLIPSTREAM_DEFAULT_PASSWORD")
+        if args.default_password_file is not None:
+            try:
+                lines = args.default_password_file.read_text().splitlines()
+            except OSError as e:
+                parser.error(f"--default-password-file: {e}")
+            password = lines[0] if lines else ""
+        run(args.host, args.port, args.data_dir, args.workers, args.spark_master, args.advertise_host,
+            auth=auth, default_password=password or None)
     return 0
 
 

@@ -7,18 +7,39 @@ import logging
 import signal
 from pathlib import Path
 
+from catalog.roles import DEFAULT_ROLE, scram_secret
 from server.adapter import SlipstreamAdapter
 from server.coordinator import Coordinator, CoordinatorConfig
+from server.pgwire.auth import AuthConfig
 from server.pgwire.server import PgServer
 
 log = logging.getLogger("slipstream")
 
 
-async def serve(host: str, port: int, config: CoordinatorConfig) -> None:
+def apply_default_password(catalog, password: str | None, method: str) -> None:
+    """Give the default role `password` (stored as a SCRAM secret) unless it already has it;
+    warn when a password method is configured and the default role has no password."""
+    role = catalog.role(DEFAULT_ROLE)
+    if password:
+        if role.secret is None or not role.verify_password(password):
+            catalog.role_store.alter(DEFAULT_ROLE, secret=scram_secret(password))
+            log.info("the password of role %s was set from the server's configuration", DEFAULT_ROLE)
+    elif method != "trust" and role.secret is None:
+        log.warning("--auth %s, but role %s has no password: set SLIPSTREAM_DEFAULT_PASSWORD "
+                    "(or --default-password-file) to log in as it", method, DEFAULT_ROLE)
+
+
+async def serve(host: str, port: int, config: CoordinatorConfig, auth: AuthConfig | None = None,
+                default_password: str | None = None) -> None:
+    auth = auth or AuthConfig()
     coordinator = Coordinator(config)
     log.info("starting: data in %s, %d workers", config.data_dir, config.workers)
     await coordinator.start()
-    server = PgServer(SlipstreamAdapter(coordinator), host=host, port=port)
+    apply_default_password(coordinator.catalog, default_password, auth.method)
+    server = PgServer(SlipstreamAdapter(coordinator), host=host, port=port, auth=auth,
+                      roles=coordinator.catalog.role_store)
+    log.info("authentication: %s; TLS: %s", auth.method,
+             "required" if auth.tls_require else "offered" if auth.tls is not None else "off")
     await server.start()
     log.info("listening for pgwire on %s:%d", host, server.port)
     print(f"slipstream: ready for connections on {host}:{server.port}", flush=True)
@@ -35,7 +56,7 @@ async def serve(host: str, port: int, config: CoordinatorConfig) -> None:
 
 
 def run(host: str, port: int, data_dir: Path, workers: int, spark_master: str | None,
-        advertise_host: str) -> None:
+        advertise_host: str, auth: AuthConfig | None = None, default_password: str | None = None) -> None:
     try:
         import uvloop
         uvloop.install()
@@ -43,4 +64,4 @@ def run(host: str, port: int, data_dir: Path, workers: int, spark_master: str | 
         pass
     config = CoordinatorConfig(data_dir=data_dir.resolve(), workers=workers, spark_master=spark_master,
                                advertise_host=advertise_host)
-    asyncio.run(serve(host, port, config))
+    asyncio.run(serve(host, port, config, auth, default_password))

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.items import ItemKind
+from catalog.roles import PASSWORD_ENCRYPTIONS
 from dataflow.batch import batch_from_rows, concat, negate
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.plan import Map
@@ -25,7 +26,9 @@ from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToP
                                 ExplainPlan, FetchPlan, InsertPlan, SelectPlan, SetVariablePlan, ShowPlan,
                                 SubscribePlan, TransactionPlan, UpdatePlan)
 from server.adapter.copy_in import parse_copy
+from planner.mz_ast import ROLE_STATEMENTS
 from server.adapter.finishing import finish
+from server.adapter.roles import execute_role_statement
 from server.adapter.show import show
 from server.adapter.state import Cursor, PendingWrite, SessionState
 from server.adapter.subscribe import subscribe_columns, subscribe_rows
@@ -164,7 +167,9 @@ class SlipstreamAdapter:
                 state.failed = True
             raise
         except Exception as e:  # a bug: report it as an internal error, keep the connection
-            log.exception("internal error executing %r", stmt.sql)
+            # A role statement's text may hold a password: it is never logged.
+            log.exception("internal error executing %r",
+                          "(a role statement)" if isinstance(stmt.ast, ROLE_STATEMENTS) else stmt.sql)
             if state.in_block:
                 state.failed = True
             raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from e
@@ -238,6 +243,8 @@ class SlipstreamAdapter:
             return await self._execute_prepared(session, state, plan)
         if isinstance(plan, EmptyPlan):
             return EmptyQuery()
+        if isinstance(plan, ROLE_STATEMENTS):
+            return await execute_role_statement(self.coord, session, plan)
         raise unsupported(type(plan).__name__)
 
     async def _execute_prepared(self, session: Session, state: SessionState, plan: ExecutePlan) -> Outcome:
@@ -590,6 +597,9 @@ class SlipstreamAdapter:
             if name == "timezone" and value.upper() not in ("UTC", "GMT", "ETC/UTC", "Z", "+00:00", "0"):
                 raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"',
                                hint="Only UTC is supported.")
+            if name == "password_encryption" and value not in PASSWORD_ENCRYPTIONS:
+                raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"',
+                               hint="Available values: md5, scram-sha-256.")
             if name == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
                 raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{value}"')
             session.vars[name] = value

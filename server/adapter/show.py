@@ -80,7 +80,9 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     if what in ("secrets", "connections"):
         return Rows([Column("name", TEXT), Column("comment", TEXT)], [])
     if what == "roles":
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(session.user, "")])
+        roles_of = getattr(catalog, "roles", None)
+        names = sorted(r.name for r in roles_of()) if roles_of else [session.user]
+        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(n, "") for n in names])
     if what == "all":
         names = sorted(set(DEFAULTS) | set(session.vars))
         return Rows([Column("name", TEXT), Column("setting", TEXT), Column("description", TEXT)],

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, str] = {
     "lc_messages": "C",
     "max_identifier_length": "63",
     "max_index_keys": "32",
+    "password_encryption": "scram-sha-256",
     "search_path": "public",
     "server_encoding": "UTF8",
     "server_version": SERVER_VERSION,

@@ -25,6 +25,7 @@ from dataflow.types import Column, SqlType
 from server.api import (Adapter, CommandComplete, CopyIn, CopyOut, EmptyQuery, Rows, RowStream,
                         Session, StatementDescription)
 from server.pgwire import protocol as p
+from server.pgwire.auth import AuthConfig, Authenticator, hba_refusal
 from server.pgwire.codec import CodecContext, decode_param, has_binary_output
 from server.pgwire.copy_format import CopyFormatter
 from server.pgwire.datarow import RowEncoder, expand_formats
@@ -128,8 +129,11 @@ class CancelRegistry:
 
 
 class Connection:
-    def __init__(self, adapter: Adapter, registry: CancelRegistry, stream: WireStream) -> None:
+    def __init__(self, adapter: Adapter, registry: CancelRegistry, stream: WireStream,
+                 auth: AuthConfig | None = None, roles=None) -> None:
         self.adapter = adapter
+        self.auth = auth or AuthConfig()
+        self.roles = roles
         self.registry = registry
         self.stream = stream
         self.session: Session | None = None
@@ -250,7 +254,15 @@ class Connection:
                 raise ProtocolViolation("invalid length of startup packet")
             body = BodyReader(await self.stream.read_exactly(length - 4))
             code = body.int32()
-            if code in (p.SSL_REQUEST, p.GSSENC_REQUEST):
+            if code == p.SSL_REQUEST and self.auth.tls is not None and not self.stream.tls:
+                if self.stream.buffered:
+                    # Bytes sent before the handshake would be read as if they had been encrypted
+                    # (CVE-2021-23214): PostgreSQL refuses them too.
+                    raise ProtocolViolation("received unencrypted data after SSL request")
+                self.stream.write(b"S")
+                await self.stream.start_tls(self.auth.tls)
+                continue
+            if code in (p.SSL_REQUEST, p.GSSENC_REQUEST) and not self.stream.tls:
                 self.stream.write(b"N")  # no TLS / GSS encryption; the client continues in plain
                 continue
             if code == p.CANCEL_REQUEST:
@@ -270,6 +282,22 @@ class Connection:
             return False
         if (code & 0xFFFF) > 0 or startup.unrecognized:
             self._send(p.negotiate_protocol_version(0, startup.unrecognized))
+        if self.auth.tls_require and not self.stream.tls:
+            peer = self.stream.transport.get_extra_info("peername") if self.stream.transport else None
+            await self._fatal(hba_refusal(peer[0] if peer else "[local]", startup.user, startup.database))
+            return False
+        await self._flush()
+        try:
+            role = await Authenticator(self.auth, self.roles, self.stream, startup.user, self.stream.tls).run()
+        except SqlError as e:
+            await self._fatal(e)
+            return False
+        self._send(p.AUTHENTICATION_OK)
+        if role is not None and not role.login:
+            await self._fatal(SqlError("28000", f'role "{role.name}" is not permitted to log in'))
+            return False
+        if role is not None and not role.superuser:
+            startup.vars["is_superuser"] = "off"
         self.session = Session(user=startup.user, database=startup.database, pid=0, secret_key=0,
                                vars=startup.vars)
         self.session.pid, self.session.secret_key = self.registry.register(self)
@@ -280,7 +308,6 @@ class Connection:
             return False
         self._started = True
         s = self.session
-        self._send(p.AUTHENTICATION_OK)
         for name, value in startup_parameter_status(s):
             self._send(p.parameter_status(name, value))
         s.pending_parameter_status = [kv for kv in s.pending_parameter_status
@@ -660,7 +687,7 @@ def startup_parameter_status(s: Session) -> list[tuple[str, str]]:
         ("integer_datetimes", "on"),
         ("standard_conforming_strings", "on"),
         ("IntervalStyle", "postgres"),
-        ("is_superuser", "on"),
+        ("is_superuser", s.vars.get("is_superuser", "on")),
         ("session_authorization", s.user),
         ("application_name", s.vars.get("application_name", "")),
         ("default_transaction_read_only", "off"),

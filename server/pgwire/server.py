@@ -1,6 +1,6 @@
 """The pgwire listener: accepts connections and runs one `Connection` task per client.
 
-    server = PgServer(adapter, host="127.0.0.1", port=0)
+    server = PgServer(adapter, host="127.0.0.1", port=0)   # auth=AuthConfig.build(...), roles=...
     await server.start()          # listening now; server.port is the bound port
     await server.serve_forever()  # or keep the loop running some other way
     await server.close()          # stop accepting, end every connection (adapter.close_session)
@@ -12,6 +12,7 @@ import asyncio
 import logging
 
 from server.api import Adapter
+from server.pgwire.auth import AuthConfig
 from server.pgwire.connection import CancelRegistry, Connection
 from server.pgwire.stream import WireStream
 
@@ -19,8 +20,11 @@ log = logging.getLogger(__name__)
 
 
 class PgServer:
-    def __init__(self, adapter: Adapter, host: str = "0.0.0.0", port: int = 6875) -> None:
+    def __init__(self, adapter: Adapter, host: str = "0.0.0.0", port: int = 6875,
+                 auth: AuthConfig | None = None, roles=None) -> None:
         self.adapter = adapter
+        self.auth = auth or AuthConfig()
+        self.roles = roles  # role lookups for authentication (catalog.roles.RoleStore)
         self.host = host
         self.port = port
         self._registry = CancelRegistry()
@@ -28,7 +32,7 @@ class PgServer:
         self._tasks: set[asyncio.Task] = set()
 
     def _connected(self, stream: WireStream) -> None:
-        conn = Connection(self.adapter, self._registry, stream)
+        conn = Connection(self.adapter, self._registry, stream, self.auth, self.roles)
         task = asyncio.get_running_loop().create_task(conn.run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

@@ -10,6 +10,7 @@ It also applies backpressure both ways: reading pauses while too much input is b
 from __future__ import annotations
 
 import asyncio
+import ssl
 from typing import Callable
 
 from server.pgwire.protocol import ConnectionClosed
@@ -29,6 +30,7 @@ class WireStream(asyncio.Protocol):
         self._reading_paused = False
         self.transport: asyncio.Transport | None = None
         self.on_lost: Callable[[], None] | None = None
+        self.tls = False
 
     # ---- asyncio.Protocol callbacks
     def connection_made(self, transport) -> None:
@@ -82,6 +84,24 @@ class WireStream(asyncio.Protocol):
             self._reading_paused = False
             self.transport.resume_reading()
         return data
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received and not yet read."""
+        return len(self._buf)
+
+    # ---- TLS
+    async def start_tls(self, context, timeout: float = 60.0) -> None:
+        """Upgrade the connection to TLS in place (after answering SSLRequest with 'S'). The
+        client's ClientHello cannot have been read yet: it only sends it after the 'S'."""
+        loop = asyncio.get_running_loop()
+        try:
+            self.transport = await loop.start_tls(self.transport, self, context, server_side=True,
+                                                  ssl_handshake_timeout=timeout)
+        except (OSError, ssl.SSLError, asyncio.TimeoutError, ConnectionError) as e:
+            self._closed = self._eof = True
+            raise ConnectionClosed() from e
+        self.tls = True
 
     # ---- writing
     @property

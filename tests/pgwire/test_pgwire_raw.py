@@ -70,6 +70,8 @@ def test_startup_error_is_fatal(pg):
     c = RawClient(pg.host, pg.port)
     c.send(startup_packet(user="x", database="nope"))
     kind, body = c.read_message()
+    assert (kind, body) == (b"R", b"\x00\x00\x00\x00")  # as in PostgreSQL: authenticated first
+    kind, body = c.read_message()
     f = error_fields(body)
     assert kind == b"E" and f["S"] == "FATAL" and f["C"] == "3D000"
     assert c.closed_by_server()

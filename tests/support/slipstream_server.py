@@ -19,6 +19,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 
@@ -40,16 +41,24 @@ class SlipstreamServer:
     log_file: Path
     workers: int = 2
     process: subprocess.Popen | None = field(default=None, repr=False)
+    # Extra `serve` options (e.g. ("--auth", "scram-sha-256")) and environment variables; the
+    # password of the default role and libpq parameters (e.g. "sslmode=require") go into `dsn`.
+    extra_args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict, repr=False)
+    password: str | None = field(default=None, repr=False)
+    dsn_params: str = ""
 
     @property
     def dsn(self) -> str:
-        return f"postgresql://slipstream@{self.host}:{self.port}/slipstream"
+        auth = "slipstream" if self.password is None else f"slipstream:{quote(self.password, safe='')}"
+        params = f"?{self.dsn_params}" if self.dsn_params else ""
+        return f"postgresql://{auth}@{self.host}:{self.port}/slipstream{params}"
 
     @classmethod
     def start(cls, data_dir: Path, log_file: Path, port: int | None = None,
-              workers: int = 2) -> "SlipstreamServer":
+              workers: int = 2, **options) -> "SlipstreamServer":
         server = cls(host="127.0.0.1", port=port or free_port(), data_dir=data_dir,
-                     log_file=log_file, workers=workers)
+                     log_file=log_file, workers=workers, **options)
         server._launch()
         return server
 
@@ -57,13 +66,14 @@ class SlipstreamServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         argv = [sys.executable, "-m", "server.cli", "serve", "--host", self.host,
                 "--port", str(self.port), "--data-dir", str(self.data_dir),
-                "--workers", str(self.workers)]
+                "--workers", str(self.workers), *self.extra_args]
         log = open(self.log_file, "ab")
         log.write(f"\n=== {' '.join(argv)}\n".encode())
         log.flush()
         # Own process group: a kill reaches the server and nothing else of ours.
         self.process = subprocess.Popen(argv, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, start_new_session=True)
+                                        stdin=subprocess.DEVNULL, start_new_session=True,
+                                        env={**os.environ, **self.env} if self.env else None)
         log.close()
         self._wait_ready(START_TIMEOUT_S)
 
