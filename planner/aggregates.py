@@ -36,6 +36,7 @@ from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.functions.registry import choose, no_function
 from planner.scalar import ScalarLowerer, coerce, expr_name, is_aggregate, resolve_unknown, to_bool
 from planner.scope import Scope
+from planner.subqueries import contains_subquery
 from planner.typing import is_float
 
 _FUNC = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
@@ -145,8 +146,9 @@ class Grouping:
             return self._aggregate(node)
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null, exp.Parameter, exp.Star)):
             return None
-        if contains_aggregate(node) or node.find(exp.Window) is not None:
-            # (a window call here is an error the clause's lowerer reports)
+        if contains_aggregate(node) or node.find(exp.Window) is not None or contains_subquery(node):
+            # (a window call here is an error the clause's lowerer reports; a subquery's value
+            # is a column after the Reduce: lowered part by part)
             return None
         e = self.input_lowerer.lower(node)
         if e in self.keys:
@@ -194,6 +196,7 @@ class Grouping:
             items = [n for n in items if not isinstance(n, exp.Star)]  # stddev(*) is stddev()
             raise no_function(name, [self.input_lowerer.lower(n) for n in items])
         raw = [self.input_lowerer.lower(n) for n in items]
+        _refuse_outer_aggregate(raw, self.scope)
         keys = self._order_keys(order, raw, distinct)
         if name in _FUNC.values():
             return self._classic(name, raw, distinct, guard)
@@ -299,6 +302,15 @@ class Grouping:
         if self.keys:
             return reduce
         return global_aggregate(reduce)
+
+
+def _refuse_outer_aggregate(args: list[ScalarExpr], scope: Scope) -> None:
+    """An aggregate whose arguments read only an outer query's columns belongs to that outer
+    query in PostgreSQL (`SELECT (SELECT max(t.a)) FROM t`): not supported."""
+    from dataflow.expr import columns_used
+    cols = set().union(*(columns_used(a) for a in args)) if args else set()
+    if cols and all(scope.columns[c].level > 0 for c in cols):
+        raise unsupported("aggregates of an outer query's columns inside a subquery")
 
 
 def global_aggregate(reduce: Reduce) -> Plan:

@@ -74,11 +74,14 @@ class PlanContext:
     caches: dict = field(default_factory=dict)
     # Session variables the statement sets when it succeeds (set_config): (name, value, local).
     session_changes: list = field(default_factory=list)
+    # Inside a subquery that may read an enclosing query's columns: those columns as a relation
+    # every SELECT of the subquery joins with (`planner.subqueries.OuterRelation`), else None.
+    outer: Any = None
 
     def child(self) -> "PlanContext":
         """A context for planning a view's definition: same params/catalog, own dependencies,
         no CTEs from the outer query."""
-        return replace(self, ctes={}, depends_on=[], fold_constants=True)
+        return replace(self, ctes={}, depends_on=[], fold_constants=True, outer=None)
 
     def with_ctes(self, ctes: dict[str, exp.Expression], depends_on: list[str] | None = None,
                   fold_constants: bool | None = None) -> "PlanContext":

@@ -12,7 +12,7 @@ and views (where ORDER BY without LIMIT is ignored, as in Materialize).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlglot import exp
 
@@ -31,6 +31,7 @@ from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolv
                             window_not_allowed)
 from planner.system_catalog import plan_system_relation, resolve_system
 from planner.scope import Scope, ScopeColumn
+from planner.subqueries import Subqueries, analyze, contains_subquery, global_aggregate_per_key
 from planner.statements import Finishing
 from planner.windows import SelectWindows, window_calls
 from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
@@ -41,6 +42,9 @@ class QueryResult:
     plan: Plan
     columns: tuple[Column, ...]
     finishing: Finishing = field(default_factory=Finishing)
+    # Inside a correlated subquery (`ctx.outer`): how many key columns (the outer values the
+    # result is for, `planner.subqueries`) follow the visible columns in the plan's output.
+    keys: int = 0
 
     @property
     def types(self) -> tuple[SqlType, ...]:
@@ -168,7 +172,16 @@ def _plan_function_item(node: exp.Expression, left: _Item | None, ctx: PlanConte
     return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, name, t)]))
 
 
+def _derived_ctx(ctx: PlanContext) -> PlanContext:
+    """The context of a FROM item (derived table, CTE, VALUES, function) inside a correlated
+    subquery: the outer query's names are known there, but reading them is not supported."""
+    if ctx.outer is None or ctx.outer.blocked:
+        return ctx
+    return replace(ctx, outer=ctx.outer.blocked_view())
+
+
 def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
+    ctx = _derived_ctx(ctx)
     if _table_function_node(node) is not None:
         return _plan_function_item(node, None, ctx)
     if isinstance(node, exp.Table):
@@ -265,15 +278,17 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
     from_ = sel.args.get("from_")
     where = sel.args.get("where")
     where_conds: list[exp.Expression] = list(_conjuncts(where.this if where is not None else None))
+    outer = [_Item(ctx.outer.plan, ctx.outer.scope)] if ctx.outer is not None and not ctx.outer.blocked else []
     if from_ is None:
-        return _close_group(_Group([_Item(Constant(((),), ()), Scope())]), where_conds, ctx)
+        return _close_group(_Group(outer or [_Item(Constant(((),), ()), Scope())]), where_conds, ctx)
     chains: list[tuple[exp.Expression, list[exp.Join]]] = [(from_.this, [])]
     for j in sel.args.get("joins") or []:
         if _is_comma(j):
             chains.append((j.this, []))
         else:
             chains[-1][1].append(j)
-    top = _Group([])
+    # In a correlated subquery the outer values it reads (D) are joined like one more table.
+    top = _Group(outer)
     for first, joins in chains:
         if top.items and _table_function_node(first) is not None:
             # A function after a comma sees the items before it (PostgreSQL's implicit LATERAL).
@@ -388,12 +403,24 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
     used: list[exp.Expression] = []
     if any(window_calls(c) for c in group.conds):
         raise window_not_allowed("JOIN/ON")
+    # Conditions with subqueries: lowered now, applied once their columns are attached.
+    subqueries = Subqueries(scope, ctx)
+    late_lowerer = ScalarLowerer(scope, ctx, clause="WHERE")
+    subqueries.install(late_lowerer)
+    late: list[ScalarExpr] = []
     for cond, is_optional in [(c, False) for c in group.conds] + [(c, True) for c in optional or []]:
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
+        n_specs = len(subqueries.specs)
         try:
-            if isinstance(cond, exp.In) and cond.args.get("query") is not None:
+            if isinstance(cond, exp.In) and cond.args.get("query") is not None and \
+                    not analyze(cond.args["query"], scope, ctx)[0]:
+                # Uncorrelated `x IN (SELECT ...)` as a condition of its own: a semijoin.
                 semijoins.append((lowerer.lower(cond.this), _in_subquery(cond.args["query"], ctx)))
+            elif contains_subquery(cond):
+                if not final and is_optional:
+                    continue  # applied with the whole FROM, where every name it may read is
+                late.extend(_split_scalar(to_bool(late_lowerer.lower(cond), ctx, "WHERE")))
             else:
                 # After a constantly false condition the rest is never evaluated (PostgreSQL
                 # folds `false AND x` to false without folding x).
@@ -404,6 +431,7 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
             # Not final: the condition names a relation joined later; it is applied there.
             if final or not is_optional or e.sqlstate not in (SqlState.UNDEFINED_COLUMN, SqlState.UNDEFINED_TABLE):
                 raise
+            del subqueries.specs[n_specs:]
             continue
         if is_optional:
             used.append(cond)
@@ -418,6 +446,9 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
     plan = _join(items, factor_disjunctions(preds))
     for key, sub in semijoins:
         plan = _semijoin(plan, len(scope.columns), key, sub, ctx)
+    if late:
+        plan = subqueries.attach(plan)
+        plan = Project(Filter(plan, tuple(subqueries.substitute(p) for p in late)), tuple(range(len(scope.columns))))
     return _Item(plan, scope)
 
 
@@ -453,12 +484,18 @@ def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None,
     `planner.outer_join` builds it from inner joins, semijoins and NULL padding."""
     scope = left.scope + right.scope
     lowerer = ScalarLowerer(scope, ctx, clause="JOIN/ON")
+    subqueries = Subqueries(scope, ctx)
+    late_lowerer = ScalarLowerer(scope, ctx, clause="JOIN/ON")
+    subqueries.install(late_lowerer)
     preds: list[ScalarExpr] = []
+    late: list[ScalarExpr] = []
     for cond in _conjuncts(on):
         if contains_aggregate(cond):
             raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in JOIN conditions")
-        if isinstance(cond, exp.In) and cond.args.get("query") is not None:
-            raise unsupported(f"IN (subquery) in the ON condition of a {side} JOIN")
+        if contains_subquery(cond):
+            # Evaluated for each joined pair (`lower_outer_join`'s residual).
+            late.extend(_split_scalar(to_bool(late_lowerer.lower(cond), ctx, "JOIN/ON")))
+            continue
         preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "JOIN/ON")))
     preds = factor_disjunctions(preds)
     if any(isinstance(p, Literal) and p.value is not True for p in preds):
@@ -467,7 +504,13 @@ def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None,
         raise unsupported(f"mz_now() in the ON condition of a {side} JOIN")
     left_types = tuple(c.type for c in left.scope.columns)
     right_types = tuple(c.type for c in right.scope.columns)
-    plan = lower_outer_join(left.plan, left_types, right.plan, right_types, side, preds)
+    residual = None
+    if late:
+        def residual(pairs: Plan) -> Plan:
+            attached = subqueries.attach(pairs)
+            kept = Filter(attached, tuple(subqueries.substitute(p) for p in late))
+            return Project(kept, tuple(range(len(scope.columns))))
+    plan = lower_outer_join(left.plan, left_types, right.plan, right_types, side, preds, residual)
     return _Item(plan, scope)
 
 
@@ -594,6 +637,8 @@ def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[
         else:
             if contains_aggregate(node):
                 raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
+            if contains_subquery(node):
+                raise unsupported("subqueries in GROUP BY")
             e = resolve_unknown(lowerer.lower(node), ctx)
         if e not in keys:
             keys.append(e)
@@ -616,14 +661,20 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         not isinstance(it, int) and contains_aggregate(it) for it, _ in items) or any(
         contains_aggregate(o) for o in order_nodes)
     windows = SelectWindows.of(sel, items, order_nodes, ctx)
+    # Inside a correlated subquery: the outer values (D's columns) this SELECT is computed for.
+    outer_keys = [ColumnRef(i, c.type) for i, c in enumerate(scope.columns) if c.level > 0]
     if aggregated:
         if any(find_table_functions(it) for it, _ in items if not isinstance(it, int)):
             raise unsupported("set-returning functions in a select list with aggregates or GROUP BY")
-        grouping = Grouping(base.plan, scope, ctx, _group_keys(sel, items, scope, ctx))
+        user_keys = _group_keys(sel, items, scope, ctx)
+        grouping = Grouping(base.plan, scope, ctx, user_keys + [k for k in outer_keys if k not in user_keys])
+        # Subqueries here see the grouped rows: the GROUP BY columns (keys come first).
+        subqueries = Subqueries(_grouped_scope(grouping.keys, scope), ctx)
         lowerer = grouping.lowerer("SELECT")
         if windows is not None:
             windows.over(grouping.lowerer("window definitions"))
             lowerer = windows.wrap(lowerer)
+        subqueries.install(lowerer)
 
         def lower_item(it):
             if isinstance(it, int):
@@ -631,11 +682,15 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
                     if scope.columns[it].table else lowerer.lower(exp.column(scope.columns[it].name))
             return lowerer.lower(it)
         exprs = [resolve_unknown(lower_item(it), ctx) for it, _ in items]
-        having_pred = to_bool(grouping.lowerer("HAVING").lower(having.this), ctx, "HAVING") \
-            if having is not None else None
+        having_pred = None
+        if having is not None:
+            having_lowerer = grouping.lowerer("HAVING")
+            subqueries.install(having_lowerer)
+            having_pred = to_bool(having_lowerer.lower(having.this), ctx, "HAVING")
         order_lowerer = grouping.lowerer("ORDER BY")
         if windows is not None:
             order_lowerer = windows.wrap(order_lowerer)
+        subqueries.install(order_lowerer)
         plan = None  # built after ORDER BY lowering has registered its aggregates
     else:
         plan = base.plan
@@ -654,6 +709,8 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
                 raise unsupported("set-returning functions in a select list with window functions")
             windows.over(ScalarLowerer(scope, ctx, clause="window definitions"))
             lowerer = windows.wrap(lowerer)
+        subqueries = Subqueries(scope, ctx)
+        subqueries.install(lowerer)
         exprs = [ColumnRef(it, scope.columns[it].type) if isinstance(it, int)
                  else resolve_unknown(lowerer.lower(it), ctx) for it, _ in items]
         having_pred = None
@@ -674,25 +731,50 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
                 if distinct is not None:
                     raise SqlError("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
                 extras.append(e)
-                col = len(exprs) + len(extras) - 1
+                col = len(exprs) + len(outer_keys) + len(extras) - 1
         order_by.append(_order_entry(col, o))
     if aggregated:
         plan = grouping.build()
+        if outer_keys and not user_keys:
+            # A global aggregate per outer value: its default row where nothing matched.
+            plan = global_aggregate_per_key(plan, ctx.outer.plan)
+        outer_keys = [ColumnRef(grouping.keys.index(k), k.type) for k in outer_keys]
+    if subqueries:
+        plan = subqueries.attach(plan)
+        exprs = [subqueries.substitute(e) for e in exprs]
+        extras = [subqueries.substitute(e) for e in extras]
         if having_pred is not None:
-            plan = Filter(plan, (having_pred,))
+            having_pred = subqueries.substitute(having_pred)
+    if having_pred is not None:
+        plan = Filter(plan, (having_pred,))
     width = len(output_types(plan))
     if windows is not None:
+        if outer_keys:
+            # In a correlated subquery each outer value has its own window partitions.
+            windows.partition_first(outer_keys)
         plan, width, finished = windows.apply(plan, width, exprs + extras)
         exprs, extras = finished[:len(exprs)], finished[len(exprs):]
-    plan = _project_exprs(plan, width, exprs + extras)
+    plan = _project_exprs(plan, width, exprs + outer_keys + extras)
     if distinct is not None:
         plan = Distinct(plan)
     origins = [scope.columns[e.index].origin if not aggregated and isinstance(e, ColumnRef)
                and e.index < len(scope.columns) else None for e in exprs]
     columns = tuple(Column(n, e.type, table_oid=o[0] if o else 0, attnum=o[1] if o else 0)
                     for n, e, o in zip(names, exprs, origins))
-    result = QueryResult(plan, columns + tuple(Column("?order?", e.type) for e in extras))
+    result = QueryResult(plan, columns + tuple(Column("?order?", e.type) for e in extras), keys=len(outer_keys))
     return _finish(result, len(columns), tuple(order_by), sel, ctx, top)
+
+
+def _grouped_scope(keys: list[ScalarExpr], scope: Scope) -> Scope:
+    """The names a subquery in a grouped query's select list, HAVING or ORDER BY can read: the
+    GROUP BY columns (the Reduce's first columns), by their names."""
+    out = []
+    for k in keys:
+        if isinstance(k, ColumnRef):
+            out.append(scope.columns[k.index])
+        else:
+            out.append(ScopeColumn(None, "?key?", k.type, using_hidden=True))
+    return Scope(out)
 
 
 def _order_entry(col: int, o: exp.Ordered) -> tuple[int, bool, bool]:
@@ -758,22 +840,24 @@ def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expr
             ctx: PlanContext, top: bool) -> QueryResult:
     limit = _limit_value(node.args.get("limit"), ctx, "LIMIT")
     offset = _limit_value(node.args.get("offset"), ctx, "OFFSET") or 0
+    plan_types = output_types(result.plan)
     for entry in order_by:
-        t = result.columns[entry[0]].type
+        t = plan_types[entry[0]]
         if t.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
             # Kept as text, whose order is not PostgreSQL's order of these values.
             raise unsupported(f"ORDER BY a value of type {t.name}")
     hidden = len(result.columns) > n_visible
     visible = result.columns[:n_visible]
+    keys = result.keys  # correlation keys follow the visible columns: kept, and TopK ranks per key
     if top:
-        project = tuple(range(n_visible)) if hidden else None
-        return QueryResult(result.plan, visible, Finishing(order_by, limit, offset, project))
+        project = tuple(range(n_visible + keys)) if hidden else None
+        return QueryResult(result.plan, visible, Finishing(order_by, limit, offset, project), keys)
     plan = result.plan
     if limit is not None or offset:
-        plan = TopK(plan, (), order_by, limit, offset)
+        plan = TopK(plan, tuple(range(n_visible, n_visible + keys)), order_by, limit, offset)
     if hidden:
-        plan = Project(plan, tuple(range(n_visible)))
-    return QueryResult(plan, visible)
+        plan = Project(plan, tuple(range(n_visible + keys)))
+    return QueryResult(plan, visible, keys=keys)
 
 
 def _order_limit(result: QueryResult, node: exp.Expression, ctx: PlanContext, top: bool,
@@ -806,7 +890,9 @@ def _cast_columns(q: QueryResult, types: tuple[SqlType, ...], ctx: PlanContext,
         return q.plan
     exprs = [coerce(ColumnRef(i, t), want, ctx, mode="explicit" if i in untyped else "implicit")
              for i, (t, want) in enumerate(zip(q.types, types))]
-    return _project_exprs(q.plan, len(types), exprs)
+    all_types = output_types(q.plan)
+    exprs += [ColumnRef(i, all_types[i]) for i in range(len(types), len(types) + q.keys)]
+    return _project_exprs(q.plan, len(types) + q.keys, exprs)
 
 
 def _untyped_outputs(node: exp.Expression) -> set[int]:
@@ -854,10 +940,12 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
         if distinct:
             l, r = Distinct(l), Distinct(r)
         plan = Union_((l, Negate(Threshold(Union_((l, Negate(r)))))))
-    return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)))
+    return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
 
 
 def _plan_values(node: exp.Values, ctx: PlanContext, target: tuple[SqlType, ...] | None) -> QueryResult:
+    if ctx.outer is not None and not ctx.outer.blocked:
+        return _plan_correlated_values(node, ctx)
     lowerer = ScalarLowerer(Scope(), ctx, clause="VALUES")
     rows = [[lowerer.lower(e) for e in (t.expressions if isinstance(t, exp.Tuple) else [t])]
             for t in node.expressions]
@@ -877,6 +965,31 @@ def _plan_values(node: exp.Values, ctx: PlanContext, target: tuple[SqlType, ...]
     unit = Constant(((),), ())
     parts = tuple(Map(unit, tuple(r)) for r in rows)
     return QueryResult(parts[0] if len(parts) == 1 else Union_(parts), columns)
+
+
+def _plan_correlated_values(node: exp.Values, ctx: PlanContext) -> QueryResult:
+    """VALUES inside a correlated subquery: each row for each outer value (D), whose columns
+    its expressions may read, followed by D's columns as keys."""
+    outer = ctx.outer
+    n = len(outer.scope.columns)
+    if not any(node.find_all(exp.Column)):  # no names: the rows once per outer value
+        q = _plan_values(node, replace(ctx, outer=None), None)
+        return QueryResult(Join(q.plan, outer.plan, (), ()), q.columns, keys=n)
+    lowerer = ScalarLowerer(outer.scope, ctx, clause="VALUES")
+    rows = [[lowerer.lower(e) for e in (t.expressions if isinstance(t, exp.Tuple) else [t])]
+            for t in node.expressions]
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        raise SqlError(SqlState.SYNTAX_ERROR, "VALUES lists must all be the same length")
+    types = []
+    for i in range(width):
+        col, _ = coerce_all([r[i] for r in rows], ctx, "VALUES")
+        for r, e in zip(rows, col):
+            r[i] = resolve_unknown(e, ctx)
+        types.append(rows[0][i].type)
+    parts = tuple(Project(Map(outer.plan, tuple(r)), tuple(range(n, n + width)) + tuple(range(n))) for r in rows)
+    columns = tuple(Column(f"column{i + 1}", t) for i, t in enumerate(types))
+    return QueryResult(parts[0] if len(parts) == 1 else Union_(parts), columns, keys=n)
 
 
 def _one_select_list_function(srf: exp.Expression, plan: Plan, scope: Scope, ctx: PlanContext):

@@ -75,9 +75,12 @@ def _shift(e: ScalarExpr, delta: int) -> ScalarExpr:
 
 
 def lower_outer_join(left_plan: Plan, left_types: tuple[SqlType, ...], right_plan: Plan,
-                     right_types: tuple[SqlType, ...], side: str, preds: list[ScalarExpr]) -> Plan:
+                     right_types: tuple[SqlType, ...], side: str, preds: list[ScalarExpr],
+                     filter_pairs=None) -> Plan:
     """`left <side> JOIN right ON AND(preds)`; `preds` are over the joined scope (left columns,
-    then right columns). The output is left columns ++ right columns."""
+    then right columns). The output is left columns ++ right columns. `filter_pairs`, if given,
+    is one more residual condition as a function from the joined pairs to those it keeps (ON
+    conditions with subqueries: `planner.subqueries` attaches their values to the pairs)."""
     n_left, n_right = len(left_types), len(right_types)
     lkeys: list[int] = []
     rkeys: list[int] = []
@@ -122,6 +125,9 @@ def lower_outer_join(left_plan: Plan, left_types: tuple[SqlType, ...], right_pla
         pairs = Project(pairs, tuple(range(n_left)) + tuple(range(lw, lw + n_right)))
     if residual:
         pairs = Filter(pairs, tuple(residual))
+    if filter_pairs is not None:
+        pairs = filter_pairs(pairs)
+        residual.append(Literal(True, BOOL))  # matched rows are known from the pairs only
 
     def unmatched_left() -> Plan:
         if residual:

@@ -288,7 +288,8 @@ class ScalarLowerer:
             if not node.table and not node.this.quoted and node.name.lower() in _KEYWORD_FUNCTIONS:
                 # Reserved words in PostgreSQL, never column names unless quoted.
                 return library.resolve_function(node.name.lower(), [], ctx)
-            i = self.scope.resolve(node.name, node.table or None)
+            i = self._resolve(node)
+            self.scope.columns[i].mark_used()  # an outer column: the subquery reads it
             return ColumnRef(i, self.scope.columns[i].type)
         if isinstance(node, exp.Literal):
             return literal_of(node)
@@ -361,7 +362,7 @@ class ScalarLowerer:
             return self._is(node, bool(node.args.get("negate", False)))
         if isinstance(node, exp.In):
             if node.args.get("query") is not None:
-                raise unsupported("IN (subquery)")
+                raise unsupported(f"IN (subquery) in {self.clause}")
             items = [self.lower(node.this)] + [self.lower(e) for e in node.expressions]
             items, _ = coerce_all(items, ctx, "IN", common=False)
             items = [resolve_unknown(a, ctx) for a in items]
@@ -407,8 +408,9 @@ class ScalarLowerer:
             raise SqlError(SqlState.GROUPING_ERROR, f"aggregate functions are not allowed in {self.clause}")
         if isinstance(node, exp.Window):
             raise window_not_allowed(self.clause)
-        if isinstance(node, (exp.Subquery, exp.Exists, exp.Select)):
-            raise unsupported("subqueries in expressions")
+        if isinstance(node, (exp.Subquery, exp.Exists, exp.Select)) or (
+                isinstance(node, exp.Array) and node.expressions and isinstance(node.expressions[0], exp.Select)):
+            raise unsupported(f"subqueries in {self.clause}")
         if isinstance(node, exp.AtTimeZone):  # ts AT TIME ZONE zone is timezone(zone, ts)
             return library.resolve_function("timezone", [self.lower(node.args["zone"]), self.lower(node.this)], ctx)
         if isinstance(node, exp.Interval):
@@ -435,6 +437,23 @@ class ScalarLowerer:
         if isinstance(node, exp.Func):
             return self._function(node)
         raise unsupported(f"expression {node.sql(dialect='postgres')!r}")
+
+    def _resolve(self, node: exp.Column) -> int:
+        """The scope position of a column name. Inside a derived table or CTE of a correlated
+        subquery, a name of the outer query is refused (0A000) rather than unknown."""
+        try:
+            return self.scope.resolve(node.name, node.table or None)
+        except SqlError as e:
+            outer = self.ctx.outer
+            if outer is None or not outer.blocked or e.sqlstate not in (SqlState.UNDEFINED_COLUMN,
+                                                                         SqlState.UNDEFINED_TABLE):
+                raise
+            try:
+                outer.scope.resolve(node.name, node.table or None)
+            except SqlError:
+                raise e from None
+            raise unsupported("a derived table, CTE or VALUES inside a subquery reading the outer "
+                              "query's columns") from None
 
     def _row_compare(self, node: exp.Expression) -> ScalarExpr:
         """Row comparisons, element by element as PostgreSQL defines them: `=` is every pair
@@ -504,7 +523,7 @@ class ScalarLowerer:
         """x op ANY (array) / x op ALL (array): three-valued, as PostgreSQL: ANY is true if some
         element compares true, NULL if none does but one compares NULL, else false."""
         if isinstance(right, (exp.Select, exp.Subquery)):
-            raise unsupported(f"{kind} (subquery)")
+            raise unsupported(f"{kind} (subquery) in {self.clause}")
         x = self.lower(left)
         arr = self.lower(right)
         if arr.type.kind is TypeKind.UNKNOWN:

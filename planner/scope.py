@@ -7,6 +7,11 @@ item it came from. Resolution follows PostgreSQL:
 >>> s.resolve("id", "c")
 1
 >>> s.resolve("id")   # raises SqlError 42702: column reference "id" is ambiguous
+
+Inside a correlated subquery the scope also holds the outer query's columns the subquery reads
+(`level` 1, or more for queries further out; `planner.subqueries`). A name resolves at the
+innermost level that has it, as in PostgreSQL: `x` in `(SELECT x FROM u WHERE u.id = t.id)` is
+u's x if u has one, else the outer query's.
 """
 
 from __future__ import annotations
@@ -26,6 +31,16 @@ class ScopeColumn:
     using_hidden: bool = False
     # (relation OID, column number) when this is a catalog relation's column as such.
     origin: tuple[int, int] | None = None
+    # 0: a column of this query's FROM; k > 0: a column of the query k levels out.
+    level: int = 0
+    # Where an outer column was lifted from: (recorder, position) that `mark` tells it was read
+    # (`planner.subqueries.Recorder`).
+    lifted_from: object = None
+
+    def mark_used(self) -> None:
+        if self.lifted_from is not None:
+            recorder, position = self.lifted_from
+            recorder.mark(position)
 
 
 @dataclass
@@ -49,26 +64,34 @@ class Scope:
         return tuple(c.type for c in self.columns)
 
     def has_table(self, table: str) -> bool:
-        return any(c.table == table for c in self.columns)
+        return any(c.table == table and c.level == 0 for c in self.columns)
+
+    def _levels(self) -> list[int]:
+        return sorted({c.level for c in self.columns}) or [0]
 
     def resolve(self, name: str, table: str | None = None) -> int:
+        for level in self._levels():
+            at = [(i, c) for i, c in enumerate(self.columns) if c.level == level]
+            if table is not None:
+                if not any(c.table == table for _, c in at):
+                    continue
+                hits = [i for i, c in at if c.table == table and c.name == name]
+                if not hits:
+                    raise SqlError(SqlState.UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
+            else:
+                hits = [i for i, c in at if c.name == name and not c.using_hidden]
+                if not hits:
+                    continue
+            if len(hits) > 1:
+                raise SqlError(SqlState.AMBIGUOUS_COLUMN, f'column reference "{name}" is ambiguous')
+            return hits[0]
         if table is not None:
-            if not self.has_table(table):
-                raise SqlError(SqlState.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
-            hits = [i for i, c in enumerate(self.columns) if c.table == table and c.name == name]
-            if not hits:
-                raise SqlError(SqlState.UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
-        else:
-            hits = [i for i, c in enumerate(self.columns) if c.name == name and not c.using_hidden]
-            if not hits:
-                raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{name}" does not exist')
-        if len(hits) > 1:
-            raise SqlError(SqlState.AMBIGUOUS_COLUMN, f'column reference "{name}" is ambiguous')
-        return hits[0]
+            raise SqlError(SqlState.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+        raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{name}" does not exist')
 
     def star(self, table: str | None = None) -> list[int]:
         if table is None:
-            return [i for i in self.star_order() if not self.columns[i].using_hidden]
+            return [i for i in self.star_order() if not self.columns[i].using_hidden and self.columns[i].level == 0]
         if not self.has_table(table):
             raise SqlError(SqlState.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
-        return [i for i, c in enumerate(self.columns) if c.table == table]
+        return [i for i, c in enumerate(self.columns) if c.table == table and c.level == 0]

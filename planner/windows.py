@@ -32,7 +32,7 @@ functions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -302,6 +302,11 @@ class SelectWindows:
         if value.value < 0:
             raise SqlError("22013", f"frame {which} offset must not be negative")
         return (side, int(value.value))
+
+    def partition_first(self, keys: list[ScalarExpr]) -> None:
+        """Partition every window by `keys` first (a correlated subquery's outer values,
+        `planner.subqueries`), so that each outer value has its own partitions."""
+        self.calls = [replace(c, partition=tuple(keys) + tuple(c.partition)) for c in self.calls]
 
     # -- building -----------------------------------------------------------------------------
 
