@@ -24,14 +24,15 @@ from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, P
 from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
-from planner.outer_join import lower_outer_join
+from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.rules.fold_constants import fold_constant
 from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
                             window_not_allowed)
 from planner.system_catalog import plan_system_relation, resolve_system
 from planner.scope import Scope, ScopeColumn
-from planner.subqueries import Subqueries, analyze, contains_subquery, global_aggregate_per_key
+from planner.subqueries import (Subqueries, analyze, build, contains_subquery, global_aggregate_per_key,
+                                join_on_keys)
 from planner.statements import Finishing
 from planner.windows import SelectWindows, window_calls
 from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
@@ -180,6 +181,42 @@ def _derived_ctx(ctx: PlanContext) -> PlanContext:
     return replace(ctx, outer=ctx.outer.blocked_view())
 
 
+def _lateral_query(node: exp.Expression) -> exp.Expression | None:
+    """The query of a `LATERAL (SELECT ...)` FROM item."""
+    if isinstance(node, exp.Lateral) and isinstance(node.this, (exp.Subquery, exp.Select)):
+        return node.this
+    return None
+
+
+def _plan_lateral_item(node: exp.Lateral, left: _Item | None, ctx: PlanContext,
+                       left_join_on: exp.Expression | None = None) -> _Item:
+    """`LATERAL (SELECT ...)` after the FROM items `left` (whose columns it may read): planned
+    like a correlated subquery (`planner.subqueries`), once per distinct value of the left
+    columns it reads, then joined to the left rows on them (NULL-safely). As the right side of
+    a LEFT JOIN, left rows no subquery row matches `left_join_on` for are kept, NULL-padded."""
+    if left is None:
+        left = _Item(Constant(((),), ()), Scope())
+    query = _lateral_query(node)
+    used, _ = analyze(query, left.scope, ctx)
+    q = build(query, left.plan, left.scope, used, ctx)
+    n_left, n_right = len(left.scope.columns), len(q.columns)
+    joined = join_on_keys(left.plan, used, q.plan, list(range(n_right, n_right + len(used))))
+    plan: Plan = Project(joined, tuple(range(n_left + n_right)))
+    alias, col_aliases = _alias_columns(node)
+    names = _rename([c.name for c in q.columns], col_aliases, alias or "subquery")
+    scope = left.scope + Scope([ScopeColumn(alias, n, t) for n, t in zip(names, q.types)])
+    if left_join_on is not None:
+        if contains_subquery(left_join_on):
+            raise unsupported("subqueries in the ON condition of a LEFT JOIN LATERAL")
+        lowerer = ScalarLowerer(scope, ctx, clause="JOIN/ON")
+        preds = [p for c in _conjuncts(left_join_on) for p in _split_scalar(to_bool(lowerer.lower(c), ctx, "JOIN/ON"))]
+        pairs = Filter(plan, tuple(preds)) if preds else plan
+        matched = Distinct(Project(pairs, tuple(range(n_left))))
+        unmatched = Union_((left.plan, Negate(semijoin_rows(left.plan, matched, left.scope.types))))
+        plan = Union_((pairs, Map(unmatched, tuple(Literal(None, t) for t in q.types))))
+    return _Item(plan, scope)
+
+
 def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
     ctx = _derived_ctx(ctx)
     if _table_function_node(node) is not None:
@@ -225,6 +262,8 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
         q = _plan_values(node, ctx, None)
         names = _rename([c.name for c in q.columns], col_aliases, alias or "values")
         return _Item(q.plan, Scope([ScopeColumn(alias or "*VALUES*", n, t) for n, t in zip(names, q.types)]))
+    if _lateral_query(node) is not None:
+        return _plan_lateral_item(node, None, ctx)
     if isinstance(node, exp.Lateral):
         raise unsupported("LATERAL")
     raise unsupported(f"FROM item {node.sql(dialect='postgres')!r}")
@@ -290,7 +329,7 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
     # In a correlated subquery the outer values it reads (D) are joined like one more table.
     top = _Group(outer)
     for first, joins in chains:
-        if top.items and _table_function_node(first) is not None:
+        if top.items and (_table_function_node(first) is not None or _lateral_query(first) is not None):
             # A function after a comma sees the items before it (PostgreSQL's implicit LATERAL).
             left = _close_group(top, where_conds, ctx, final=False)
             top = _plan_chain(first, joins, ctx, where_conds, left=left)
@@ -306,13 +345,25 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
     relation. WHERE conditions (`where`, used ones are removed from it) are applied inside that
     relation only when it stays on the preserved side of every later outer join of the chain
     (LEFT JOINs only): under a RIGHT or FULL join a filter must see the NULL-padded rows."""
-    group = _Group([_plan_function_item(first, left, ctx) if left is not None
+    group = _Group([(_plan_lateral_item if _lateral_query(first) is not None else _plan_function_item)(
+                        first, left, ctx) if left is not None
                     else _plan_from_item(first, ctx)])
     sides = [(j.side or "").upper() for j in joins]
     for i, j in enumerate(joins):
         side, kind = sides[i], (j.kind or "").upper()
         if kind in ("SEMI", "ANTI") or j.args.get("method"):
             raise unsupported(f"{(j.args.get('method') or kind)} JOIN")
+        if _lateral_query(j.this) is not None:
+            # JOIN LATERAL (SELECT ...): planned per distinct value of what it reads on its left.
+            if side in ("RIGHT", "FULL") or j.args.get("using"):
+                raise unsupported(f"{side or 'USING'} JOIN LATERAL")
+            left_item = _close_group(group, None, ctx, final=False)
+            if side == "LEFT":
+                group = _Group([_plan_lateral_item(j.this, left_item, ctx, left_join_on=j.args.get("on"))])
+            else:
+                group = _Group([_plan_lateral_item(j.this, left_item, ctx)])
+                group.conds.extend(_conjuncts(j.args.get("on")))
+            continue
         if _table_function_node(j.this) is not None:
             # `JOIN generate_series(1, t.n) ON ...` / CROSS JOIN: evaluated per row on its left.
             if side in ("LEFT", "RIGHT", "FULL") or j.args.get("using"):
@@ -504,13 +555,12 @@ def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None,
         raise unsupported(f"mz_now() in the ON condition of a {side} JOIN")
     left_types = tuple(c.type for c in left.scope.columns)
     right_types = tuple(c.type for c in right.scope.columns)
-    residual = None
-    if late:
-        def residual(pairs: Plan) -> Plan:
-            attached = subqueries.attach(pairs)
-            kept = Filter(attached, tuple(subqueries.substitute(p) for p in late))
-            return Project(kept, tuple(range(len(scope.columns))))
-    plan = lower_outer_join(left.plan, left_types, right.plan, right_types, side, preds, residual)
+    def filter_pairs(pairs: Plan) -> Plan:
+        attached = subqueries.attach(pairs)
+        kept = Filter(attached, tuple(subqueries.substitute(p) for p in late))
+        return Project(kept, tuple(range(len(scope.columns))))
+    plan = lower_outer_join(left.plan, left_types, right.plan, right_types, side, preds,
+                            filter_pairs if late else None)
     return _Item(plan, scope)
 
 

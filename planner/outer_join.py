@@ -20,32 +20,16 @@ b.k, filters the pairs by `a.x < b.y`, and pads the rows of a that no pair kept.
 
 from __future__ import annotations
 
-import datetime as dt
-from decimal import Decimal
 
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr, columns_used
 from dataflow.plan import Distinct, Filter, Join, Map, Negate, Plan, Project, Union_
-from dataflow.types import BOOL, SqlType, TypeKind
+from dataflow.types import BOOL, SqlType
 
 
 def _zero(t: SqlType):
     """Any non-NULL value of the type (the NULL flag beside it tells a real zero from NULL)."""
-    k = t.kind
-    if t.is_integer:
-        return 0
-    if k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
-        return 0.0
-    if k is TypeKind.NUMERIC:
-        return Decimal(0)
-    if k is TypeKind.BOOL:
-        return False
-    if k is TypeKind.DATE:
-        return dt.date(1970, 1, 1)
-    if k is TypeKind.TIMESTAMP:
-        return dt.datetime(1970, 1, 1)
-    if k is TypeKind.TIMESTAMPTZ:
-        return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-    return ""
+    from planner.subqueries import zero_of
+    return zero_of(t)
 
 
 def _row_keys(types: tuple[SqlType, ...]) -> tuple[ScalarExpr, ...]:
@@ -58,7 +42,7 @@ def _row_keys(types: tuple[SqlType, ...]) -> tuple[ScalarExpr, ...]:
     return tuple(out)
 
 
-def _semijoin_rows(rows: Plan, distinct_rows: Plan, types: tuple[SqlType, ...]) -> Plan:
+def semijoin_rows(rows: Plan, distinct_rows: Plan, types: tuple[SqlType, ...]) -> Plan:
     """The rows of `rows` equal (NULL-safely, whole row) to some row of `distinct_rows`, each with
     its own multiplicity."""
     n = len(types)
@@ -132,7 +116,7 @@ def lower_outer_join(left_plan: Plan, left_types: tuple[SqlType, ...], right_pla
     def unmatched_left() -> Plan:
         if residual:
             matched = Distinct(Project(pairs, tuple(range(n_left))))
-            return Union_((left_plan, Negate(_semijoin_rows(left_plan, matched, left_types))))
+            return Union_((left_plan, Negate(semijoin_rows(left_plan, matched, left_types))))
         keys = Distinct(Project(rm, rk))
         hit = Project(Join(lm, keys, lk, tuple(range(len(rk)))), tuple(range(n_left)))
         return Union_((left_plan, Negate(hit)))
@@ -140,7 +124,7 @@ def lower_outer_join(left_plan: Plan, left_types: tuple[SqlType, ...], right_pla
     def unmatched_right() -> Plan:
         if residual:
             matched = Distinct(Project(pairs, tuple(range(n_left, n_left + n_right))))
-            return Union_((right_plan, Negate(_semijoin_rows(right_plan, matched, right_types))))
+            return Union_((right_plan, Negate(semijoin_rows(right_plan, matched, right_types))))
         keys = Distinct(Project(lm, lk))
         hit = Project(Join(rm, keys, rk, tuple(range(len(lk)))), tuple(range(n_right)))
         return Union_((right_plan, Negate(hit)))

@@ -117,7 +117,7 @@ _ZERO_TEXT = {TypeKind.INTERVAL: "0", TypeKind.TIME: "00:00", TypeKind.UUID: "00
               TypeKind.JSONB: "null", TypeKind.JSON: "null"}
 
 
-def _zero(t: SqlType):
+def zero_of(t: SqlType):
     """Some non-NULL value of the type (the NULL flag beside it tells it from NULL)."""
     k = t.kind
     if t.is_integer or k in (TypeKind.OID, TypeKind.REGCLASS, TypeKind.REGTYPE, TypeKind.REGPROC,
@@ -152,7 +152,7 @@ def _key_exprs(exprs: list[ScalarExpr], null_safe: list[bool]) -> list[ScalarExp
     for e, safe in zip(exprs, null_safe):
         if safe:
             out.append(Call("is_null", (e,), BOOL))
-            out.append(Call("coalesce", (e, Literal(_zero(e.type), e.type)), e.type))
+            out.append(Call("coalesce", (e, Literal(zero_of(e.type), e.type)), e.type))
         else:
             out.append(e)
     return out
@@ -162,7 +162,7 @@ def _refs(types: tuple[SqlType, ...], positions) -> list[ScalarExpr]:
     return [ColumnRef(i, types[i]) for i in positions]
 
 
-def _join_on(left: Plan, lkeys: list[int], right: Plan, rkeys: list[int]) -> Plan:
+def join_on_keys(left: Plan, lkeys: list[int], right: Plan, rkeys: list[int]) -> Plan:
     """Inner join on NULL-safe equality of the key columns; output left ++ right."""
     lt, rt = output_types(left), output_types(right)
     if not lkeys:
@@ -333,7 +333,7 @@ class Subqueries:
         n = ColumnRef(k, INT8)
         many = Project(Map(Filter(counts, (Call("gt", (n, Literal(1, INT8)), BOOL),)), (Literal(None, t),)),
                        tuple(range(k)) + (k + 1, k))
-        joined = _join_on(q.plan, keys, counts, list(range(k)))  # (v, K, K, n)
+        joined = join_on_keys(q.plan, keys, counts, list(range(k)))  # (v, K, K, n)
         n_joined = ColumnRef(1 + 2 * k, INT8)
         one = Project(Filter(joined, (Call("eq", (n_joined, Literal(1, INT8)), BOOL),)),
                       tuple(keys) + (0, 1 + 2 * k))
@@ -422,7 +422,7 @@ class Subqueries:
         width = len(output_types(plan))
         extended = Map(plan, (x,))
         xs = Distinct(Project(extended, tuple(spec.used) + (width,)))  # (K, x)
-        pairs = _join_on(xs, list(range(k)), q.plan, list(range(1, 1 + k)))  # (K, x, v, K)
+        pairs = join_on_keys(xs, list(range(k)), q.plan, list(range(1, 1 + k)))  # (K, x, v, K)
         cmp = Call(spec.cmp.func, (ColumnRef(k, x.type), self._v(spec, k + 1)), BOOL)
         two, one, zero = Literal(2, INT8), Literal(1, INT8), Literal(0, INT8)
         enc = If(cmp, two, If(Call("not", (cmp,), BOOL), zero, one, INT8), INT8)

@@ -125,6 +125,25 @@ UNORDERED = [
     # DISTINCT, UNION with subqueries
     "SELECT DISTINCT (SELECT count(*) FROM u WHERE u.k = t.a) FROM t",
     "SELECT (SELECT max(v) FROM u WHERE u.k = t.a) FROM t UNION SELECT (SELECT 5)",
+    # LATERAL
+    "SELECT t.id, s.m FROM t, LATERAL (SELECT max(v) AS m FROM u WHERE u.k = t.a) s",
+    "SELECT t.id, s.c FROM t, LATERAL (SELECT count(*) AS c FROM u WHERE u.k = t.a) s",
+    "SELECT t.id, s.v FROM t CROSS JOIN LATERAL (SELECT v FROM u WHERE u.k = t.a ORDER BY v DESC LIMIT 1) s",
+    "SELECT t.id, s.v, s.w FROM t, LATERAL (SELECT v, w FROM u WHERE u.k = t.a) s",
+    "SELECT t.id, s.v FROM t LEFT JOIN LATERAL (SELECT v FROM u WHERE u.k = t.a) s ON true",
+    "SELECT t.id, s.v FROM t JOIN LATERAL (SELECT v FROM u WHERE u.k = t.a) s ON s.v > 10",
+    "SELECT t.id, s.v FROM t LEFT JOIN LATERAL (SELECT v FROM u WHERE u.k = t.a) s ON s.v > 10",
+    "SELECT t.id, s.v FROM t LEFT JOIN LATERAL (SELECT v FROM u WHERE u.v < t.id * 5) s ON s.v <> t.a",
+    "SELECT * FROM LATERAL (SELECT 1 AS x) s",
+    "SELECT t.id, s.x FROM t, LATERAL (SELECT t.a * 2 AS x) s",
+    "SELECT t.id, s.x FROM t, LATERAL (SELECT t.a AS x UNION ALL SELECT t.id) s",
+    "SELECT t.id, s.x, r.y FROM t, LATERAL (SELECT t.a + 1 AS x) s, LATERAL (SELECT s.x * 10 AS y) r",
+    "SELECT t.id, s.v FROM t, LATERAL (SELECT v FROM u WHERE u.k = t.a AND u.v > 10) s WHERE s.v < 20",
+    "SELECT t.id, g.n FROM t, LATERAL (SELECT n FROM generate_series(1, t.a) AS n WHERE n > 2) g",
+    "SELECT s.a, s.n FROM (SELECT DISTINCT a FROM t) s, LATERAL (SELECT count(*) AS n FROM u WHERE u.k = s.a) l",
+    "SELECT s.a, l.n FROM (SELECT DISTINCT a FROM t) s, LATERAL (SELECT count(*) AS n FROM u WHERE u.k = s.a) l",
+    "SELECT t.id, x.total FROM t, LATERAL (SELECT sum(v) AS total FROM u WHERE u.k = t.a GROUP BY u.w) x",
+    "SELECT t.id FROM t WHERE EXISTS (SELECT 1 FROM LATERAL (SELECT t.a AS z) s WHERE s.z > 1)",
 ]
 
 ERRORS = [
