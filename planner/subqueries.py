@@ -329,6 +329,11 @@ class Subqueries:
         k = len(spec.used)
         t = q.types[0]
         keys = list(range(1, 1 + k))
+        width = len(output_types(plan))
+        if _at_most_one_row(spec.query):
+            # A global aggregate or LIMIT 1: one row per key by construction, no count needed.
+            out = left_attach(plan, self._keys(spec), [True] * k, q.plan, keys, [0], [Literal(None, t)])
+            return out, ColumnRef(width, t)
         counts = Reduce(q.plan, tuple(keys), (AggregateExpr("count_star", None, INT8),))  # (K, n)
         n = ColumnRef(k, INT8)
         many = Project(Map(Filter(counts, (Call("gt", (n, Literal(1, INT8)), BOOL),)), (Literal(None, t),)),
@@ -338,7 +343,6 @@ class Subqueries:
         one = Project(Filter(joined, (Call("eq", (n_joined, Literal(1, INT8)), BOOL),)),
                       tuple(keys) + (0, 1 + 2 * k))
         values = Union_((one, many))  # (K, v, n): one row per key
-        width = len(output_types(plan))
         out = left_attach(plan, self._keys(spec), [True] * k, values, list(range(k)), [k, k + 1],
                           [Literal(None, t), Literal(None, INT8)])
         return out, Call("subquery_one", (ColumnRef(width + 1, INT8), ColumnRef(width, t)), t)
@@ -438,6 +442,25 @@ class Subqueries:
         else:
             value = If(Call("eq", (g, zero), BOOL), f, If(Call("eq", (g, one), BOOL), null, t, BOOL), BOOL)
         return out, value
+
+
+def _at_most_one_row(query: exp.Expression) -> bool:
+    """Whether a scalar subquery yields at most one row (per outer value) whatever the data: a
+    SELECT with aggregates and no GROUP BY, or LIMIT 0/1, and no set-returning function."""
+    from planner.aggregates import contains_aggregate
+    from planner.table_functions import find_table_functions
+    while isinstance(query, exp.Subquery) and not query.args.get("limit"):
+        query = query.this
+    limit = query.args.get("limit")
+    if limit is not None:
+        n = limit.expression if isinstance(limit, exp.Limit) else None
+        if isinstance(n, exp.Literal) and not n.is_string and n.this in ("0", "1"):
+            return True
+    if not isinstance(query, exp.Select) or query.args.get("group") or query.args.get("distinct"):
+        return False
+    items = query.expressions
+    return bool(items) and all(contains_aggregate(e) for e in items) and \
+        not any(find_table_functions(e) for e in items)
 
 
 def replace_refs(e: ScalarExpr, fn) -> ScalarExpr:
