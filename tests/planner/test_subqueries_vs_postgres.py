@@ -144,6 +144,11 @@ UNORDERED = [
     "SELECT s.a, l.n FROM (SELECT DISTINCT a FROM t) s, LATERAL (SELECT count(*) AS n FROM u WHERE u.k = s.a) l",
     "SELECT t.id, x.total FROM t, LATERAL (SELECT sum(v) AS total FROM u WHERE u.k = t.a GROUP BY u.w) x",
     "SELECT t.id FROM t WHERE EXISTS (SELECT 1 FROM LATERAL (SELECT t.a AS z) s WHERE s.z > 1)",
+    # window functions inside correlated subqueries (partitioned per outer value) and beside them
+    "SELECT t.id, l.v, l.rn FROM t, LATERAL (SELECT v, row_number() OVER (ORDER BY v) AS rn FROM u WHERE u.k = t.a) l",
+    "SELECT id, (SELECT sum(v) OVER () FROM u WHERE u.k = t.a ORDER BY v LIMIT 1) FROM t",
+    "SELECT id, rank() OVER (ORDER BY a), (SELECT count(*) FROM u WHERE u.k = t.a) FROM t",
+    "SELECT a, count(*), sum(count(*)) OVER (), (SELECT max(v) FROM u WHERE u.k = t.a) FROM t GROUP BY a",
 ]
 
 ERRORS = [
