@@ -25,7 +25,7 @@ from sqlglot.tokens import Token, TokenType
 from dataflow.errors import SqlError, SqlState, unsupported
 from planner import mz_ast as m
 from planner.functions import FUNCTIONS
-from planner import catalog_syntax
+from planner import catalog_syntax, join_syntax
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 
@@ -120,7 +120,7 @@ def parse_sqlglot(text: str) -> exp.Expression:
     if tree is None or isinstance(tree, exp.Command):
         toks = tokenize(text)
         raise syntax_error_at(toks[0] if toks else None)
-    return catalog_syntax.normalize(tree)
+    return join_syntax.normalize(catalog_syntax.normalize(tree), text)
 
 
 class _Cursor:
