@@ -481,6 +481,8 @@ def _is_distinct(vals: list[pa.Array], expr: Call) -> pa.Array:
     a, b = _comparable(*vals)
     if pa.types.is_floating(a.type) and pa.types.is_floating(b.type):
         neq = _float_compare(pc.not_equal, a, b)
+    elif a.type == interval.ARROW:
+        neq = _compare(pc.not_equal)([a, b], expr)   # by the span, as `=` does
     else:
         neq = pc.not_equal(a, b)
     an, bn = a.is_null(), b.is_null()
@@ -954,6 +956,16 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
         return checked_float(arr, arr.cast(target, safe=False), t)
     if k is TypeKind.TIME and pa.types.is_timestamp(src):
         return _time_of_day(arr.cast(pa.timestamp("us", tz=src.tz)).view(pa.int64()))
+    if k is TypeKind.TIME and src == interval.ARROW:
+        # PostgreSQL's interval_time: the time field modulo a day (months and days ignored).
+        _, _, us = interval.split(arr)
+        valid = interval.valid_mask(arr)
+        return pa.array(np.mod(us, interval.USECS_PER_DAY), pa.int64(),
+                        mask=None if valid.all() else ~valid).cast(pa.time64("us"))
+    if k is TypeKind.INTERVAL and pa.types.is_time(src):
+        us = pc.fill_null(arr.cast(pa.time64("us")).cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        zeros = np.zeros(len(arr), np.int64)
+        return interval.join(zeros, zeros.copy(), us.astype(np.int64), interval.valid_mask(arr))
     try:
         return arr.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):

@@ -225,6 +225,14 @@ class Grouping:
         incremental state, ORDER BY, DISTINCT and FILTER as string_agg."""
         if len(raw) != 1:
             raise no_function(name, raw)
+        if raw[0].type.kind is TypeKind.UNKNOWN:
+            # An untyped literal (or NULL) gives PostgreSQL's polymorphic signatures no type.
+            if name == "array_agg":
+                raise SqlError("42725", "function array_agg(unknown) is not unique",
+                               hint="Could not choose a best candidate function. "
+                                    "You might need to add explicit type casts.")
+            raise SqlError(SqlState.DATATYPE_MISMATCH,
+                           "could not determine polymorphic type because input has type unknown")
         x = resolve_unknown(raw[0], self.ctx)
         if name == "array_agg":
             if x.type.kind is TypeKind.ARRAY:

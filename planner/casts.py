@@ -333,6 +333,13 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         return value.time().replace(tzinfo=None)
     if k is TypeKind.TIME and isinstance(value, dt.time):
         return value
+    if k is TypeKind.TIME and isinstance(value, pa.MonthDayNano):
+        # PostgreSQL's interval_time: the time field modulo a day.
+        us = (value.nanoseconds // 1000) % (86_400 * 10 ** 6)
+        return (dt.datetime.min + dt.timedelta(microseconds=us)).time()
+    if k is TypeKind.INTERVAL and isinstance(value, dt.time):
+        us = ((value.hour * 60 + value.minute) * 60 + value.second) * 10 ** 6 + value.microsecond
+        return pa.MonthDayNano([0, 0, us * 1000])
     if k is TypeKind.BYTEA and isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if k is TypeKind.UUID and src.kind is TypeKind.UUID:

@@ -707,7 +707,8 @@ class ScalarLowerer:
 
     def concat(self, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
         ctx = self.ctx
-        if TypeKind.JSONB in (l.type.kind, r.type.kind):
+        kinds = {l.type.kind, r.type.kind}
+        if TypeKind.JSONB in kinds or (TypeKind.BYTEA in kinds and kinds <= {TypeKind.BYTEA, TypeKind.UNKNOWN}):
             return library.resolve_function("||", [l, r], ctx)
         if TypeKind.ARRAY in (l.type.kind, r.type.kind):
             return library.resolve_function("array||", [l, r], ctx)

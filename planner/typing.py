@@ -139,6 +139,11 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
         return TIMESTAMP
     if kinds == {TypeKind.BOOL}:
         return BOOL
+    if kinds == {TypeKind.ARRAY}:
+        # varchar[] with text[] is text[], integer[] with bigint[] bigint[]: the elements'
+        # common type (PostgreSQL coerces arrays element by element, implicitly).
+        element = unify([t.element for t in known], common)
+        return array_of(element) if element is not None else None
     return None
 
 
@@ -187,6 +192,8 @@ def assignment_castable(src: SqlType, dst: SqlType) -> bool:
         return True
     if src.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ) and dst.kind is TypeKind.TIME:
         return True
+    if {src.kind, dst.kind} == {TypeKind.TIME, TypeKind.INTERVAL}:
+        return True  # time -> interval (implicit in PostgreSQL), interval -> time
     return False
 
 

@@ -88,5 +88,15 @@ def _gen_random_uuid(vals: list[pa.Array], expr: Call) -> pa.Array:
     return pa.array([str(uuid.uuid4()) for _ in range(len(vals[0]))], pa.string())
 
 
+def _bytea_concat(vals: list[pa.Array], expr: Call) -> pa.Array:
+    a, b = (_as_binary(v) for v in vals)
+    return pc.binary_join_element_wise(a, b, pa.scalar(b"", pa.binary()))
+
+
+def _as_binary(v) -> pa.Array:
+    v = v.combine_chunks() if isinstance(v, pa.ChunkedArray) else v
+    return v.cast(pa.binary())
+
+
 KERNELS = {"encode": _encode, "decode": _decode, "bytea_length": _bytea_length,
-           "gen_random_uuid": _gen_random_uuid}
+           "gen_random_uuid": _gen_random_uuid, "bytea_concat": _bytea_concat}

@@ -14,7 +14,7 @@ import pyarrow.compute as pc
 
 from dataflow import interval
 from dataflow.decimal_util import from_unscaled_i64
-from dataflow.errors import SqlError, SqlState
+from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call
 
 US_PER_DAY = interval.USECS_PER_DAY
@@ -435,6 +435,9 @@ def _date_from_parts(Y: np.ndarray, M: np.ndarray, D: np.ndarray, ok: np.ndarray
         if Y[i] == 0:
             raise SqlError("22008", f"{what} field value out of range: {Y[i]}-{M[i]:02d}-{D[i]:02d}")
         raise SqlError("22008", f"{what} field value out of range: {Y[i]}-{M[i]:02d}-{D[i]:02d}")
+    if (ok & ((Y < 1) | (Y > 9999))).any():
+        # Dates are read and printed through Python's datetime (years 1 to 9999).
+        raise unsupported("dates before year 1 (BC) or after year 9999")
     days = month0.astype("datetime64[D]").astype(np.int64) + np.clip(D, 1, 31) - 1
     return pa.array(np.where(ok, days, 0).astype(np.int32), mask=~ok if not ok.all() else None).cast(pa.date32())
 
@@ -453,7 +456,12 @@ def _make_timestamp(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 
 def _make_interval(vals: list[pa.Array], expr: Call) -> pa.Array:
-    arrs = [_arr(v) for v in vals]
+    # Arguments left out default to 0, as PostgreSQL's make_interval declares them.
+    n = len(vals[0])
+    arrs = [_arr(v) for v in vals[:len(expr.args)]]
+    arrs += [pa.array(np.zeros(n, np.int64)) for _ in range(6 - len(arrs))]
+    if len(arrs) < 7:
+        arrs.append(pa.array(np.zeros(n, np.float64)))
     ok = _valid(*arrs)
     years, months, weeks, days, hours, mins = (_numbers(a) for a in arrs[:6])
     secs = _numbers(arrs[6], np.float64)

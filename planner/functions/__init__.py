@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from dataflow.errors import SqlError, SqlState
 from dataflow.expr import ScalarExpr
+from dataflow.types import TypeKind
 from planner.functions import arrays, binary, catalog, datetime, json, math, strings, system
 from planner.functions.registry import ANY, Overload, build_call, choose, no_function
 
@@ -29,6 +31,10 @@ def known(name: str) -> bool:
     return name in FUNCTIONS
 
 
+# Functions whose ANY parameter is PostgreSQL's anyelement: `to_jsonb('x')` is 42804 there.
+_ANYELEMENT = frozenset({"to_jsonb"})
+
+
 def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     """The expression for `name(args)`: overload chosen, arguments cast, call built. Raises
     42883 (no such function for these types) or 42725 (ambiguous)."""
@@ -38,6 +44,10 @@ def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> S
     if not cands:
         raise no_function(name, args)
     overload, params = choose(name, cands, args)
+    if name in _ANYELEMENT and any(a.type.kind is TypeKind.UNKNOWN for a, p in zip(args, params) if p is ANY):
+        # PostgreSQL's anyelement (not "any"): an untyped literal gives it no type.
+        raise SqlError(SqlState.DATATYPE_MISMATCH,
+                       "could not determine polymorphic type because input has type unknown")
     # An "any" argument stays as it is for a plan-time builder (pg_typeof('x') is unknown) and
     # becomes text for a kernel.
     coerced = [(a if overload.build else resolve_unknown(a, ctx)) if p is ANY else coerce(a, p, ctx)

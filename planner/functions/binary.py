@@ -1,4 +1,5 @@
-"""bytea and uuid functions: encode/decode between bytes and text, lengths, gen_random_uuid().
+"""bytea and uuid functions: encode/decode between bytes and text, lengths, `bytea || bytea`,
+gen_random_uuid().
 
     SELECT encode('\\x00ff'::bytea, 'base64')   -> Call('encode', (bytea, Literal('base64')), TEXT)
 """
@@ -14,4 +15,5 @@ FUNCTIONS = overloads(
     Overload("octet_length", (BYTEA,), INT4, kernel="bytea_length"),
     Overload("length", (BYTEA,), INT4, kernel="bytea_length"),
     Overload("gen_random_uuid", (), UUID, kernel="gen_random_uuid", volatile=True),
+    Overload("||", (BYTEA, BYTEA), BYTEA, kernel="bytea_concat"),
 )

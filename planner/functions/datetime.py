@@ -126,7 +126,9 @@ FUNCTIONS = overloads(
       for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME)),
     Overload("make_date", (INT4, INT4, INT4), DATE, kernel="make_date"),
     Overload("make_timestamp", (INT4, INT4, INT4, INT4, INT4, FLOAT8), TIMESTAMP, kernel="make_timestamp"),
-    Overload("make_interval", (INT4, INT4, INT4, INT4, INT4, INT4, FLOAT8), INTERVAL, kernel="make_interval"),
+    # make_interval(years, months, weeks, days, hours, mins, secs), each defaulting to 0.
+    *(Overload("make_interval", (INT4, INT4, INT4, INT4, INT4, INT4, FLOAT8)[:n], INTERVAL,
+               kernel="make_interval") for n in range(8)),
     Overload("to_timestamp", (FLOAT8,), TIMESTAMPTZ, kernel="to_timestamp"),
     Overload("justify_days", (INTERVAL,), INTERVAL, kernel="justify_days"),
     Overload("justify_hours", (INTERVAL,), INTERVAL, kernel="justify_hours"),

@@ -46,9 +46,9 @@ def _evaluate(e: ScalarExpr) -> ScalarExpr:
     from dataflow.scalar import compile_expr
     try:
         value = compile_expr(e)(_ONE_ROW)
+        v = value[0].as_py() if len(value) else None
     except SqlError:
         raise  # PostgreSQL fails the statement at plan time too
-    except Exception:  # noqa: BLE001 - a constant the kernels cannot build: leave it to run time
-        return e
-    v = value[0].as_py() if len(value) else None
+    except Exception:  # noqa: BLE001 - a constant the kernels cannot build (or Python cannot
+        return e       # hold, like a date before year 1): leave it to run time
     return Literal(v, e.type)

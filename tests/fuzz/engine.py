@@ -57,6 +57,11 @@ class Endpoint:
         if self.conn is None or self.conn.closed:
             self.conn = psycopg.connect(self.dsn, autocommit=True, connect_timeout=15,
                                         prepare_threshold=None)
+            # json and jsonb as their text: PostgreSQL's output form is part of the answer
+            # (psycopg would parse them into dicts, hiding how numbers and keys print).
+            from psycopg.types.string import TextLoader
+            for name in ("json", "jsonb"):
+                self.conn.adapters.register_loader(name, TextLoader)
         return self.conn
 
     def close(self) -> None:

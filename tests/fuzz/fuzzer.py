@@ -24,7 +24,7 @@ from tests.fuzz.engine import Endpoint, Result, Verdict, judge, normalize_messag
 from tests.fuzz.gen import Features, QueryGen, join_kinds, referenceable
 from tests.fuzz.schema import Schema, Table, pick_value, random_row, random_schema
 from tests.fuzz.sqlast import (BOOL, Expr, Lit, Names, Op, Query, Select, SetOp, TableRef,
-                               base_type, kind, replace_at, size, walk_slots)
+                               base_type, kind, orderable, replace_at, size, walk_slots)
 
 # ---- cases: everything needed to reproduce one failure from scratch ---------------------------
 
@@ -383,7 +383,7 @@ class Fuzzer:
 
     def round(self, r: int, deadline: float | None = None, only_query: int | None = None) -> None:
         rng = random.Random(f"{self.seed}-{r}")
-        schema = random_schema(rng, self.max_rows)
+        schema = random_schema(rng, self.max_rows, new_types=self.features.new_types)
         n = self.fresh_names()
         problem = self.install(schema, n)
         if problem is None:
@@ -838,7 +838,7 @@ def random_dml(rng: random.Random, schema: Schema) -> Dml:
             return f"{col} IS NULL"
         if form < 0.6:
             return f"{col} = {v}"
-        if form < 0.9 and kind(typ) != "bool":
+        if form < 0.9 and kind(typ) != "bool" and orderable(typ):
             return f"{col} {rng.choice(['<', '>', '<=', '>=', '<>'])} {v}"
         return "true"
 

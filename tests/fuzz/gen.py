@@ -19,16 +19,19 @@ import random
 from dataclasses import dataclass, fields
 from typing import Callable
 
+from tests.fuzz.gen_library import NEW_KINDS, LibraryGen, is_srf
 from tests.fuzz.schema import Schema, pick_value
-from tests.fuzz.sqlast import (BOOL, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, INTS, NUMERIC, TEXT,
-                               TIMESTAMP, Col, Expr, FromItem, InSubquery, Join, Lit, Op, OrderKey,
-                               Query, ScopeCol, Select, SetOp, SubqueryRef, TableRef, arith_type,
-                               base_type, comparable, is_number, kind, null_of, unify)
+from tests.fuzz.sqlast import (BOOL, BYTEA, DATE, FLOAT4, FLOAT8, INT2, INT4, INT8, INTARR, INTERVAL,
+                               INTS, JSONB, NUMERIC, TEXT, TEXTARR, TIME, TIMESTAMP, UUID, Col, Expr,
+                               FromItem, FuncRef, InSubquery, Join, Lit, Op, OrderKey, Query,
+                               ScopeCol, Select, SetOp, SubqueryRef, TableRef, arith_type, base_type,
+                               comparable, is_number, kind, null_of, orderable, unify)
 
-KINDS = ["int", "numeric", "float", "text", "bool", "date", "timestamp"]
-KIND_WEIGHTS = [5, 2, 2, 3, 3, 1, 1]
+KINDS = ["int", "numeric", "float", "text", "bool", "date", "timestamp"] + NEW_KINDS
+KIND_WEIGHTS = [5, 2, 2, 3, 3, 1, 1] + [1] * len(NEW_KINDS)
 DEFAULT_TYPE = {"int": INT4, "numeric": NUMERIC, "float": FLOAT8, "text": TEXT, "bool": BOOL,
-                "date": DATE, "timestamp": TIMESTAMP}
+                "date": DATE, "timestamp": TIMESTAMP, "interval": INTERVAL, "time": TIME,
+                "bytea": BYTEA, "uuid": UUID, "jsonb": JSONB, "textarr": TEXTARR, "intarr": INTARR}
 LIKE_PATTERNS = ["'%'", "'a%'", "'%a'", "'%b%'", "'_'", "'a_c'", "'A%'", "'%%'", "''", "'abc'",
                  "'x\\%y'", "'%\\_%'", "'_%'", "'h%o'", "'%€%'"]
 
@@ -43,10 +46,14 @@ class Features:
     where_outer: bool = True       # WHERE over RIGHT/FULL joins (pushed below the join)
     real_literals: bool = True     # real constants that are not exact in binary (cast in double)
     unsupported: bool = True       # a few constructs Slipstream refuses (NOT IN (SELECT), ...)
-    date_arith: bool = False       # date + int, date - date: not implemented in Slipstream
+    date_arith: bool = True        # date + int, date - int, date - date
     set_ops: bool = True
     subqueries: bool = True
     aggregates: bool = True
+    new_types: bool = True         # interval, time, bytea, uuid, jsonb, text[], integer[],
+                                   # varchar(n), character(n) columns and expressions
+    library: bool = True           # the function library (gen_library.py), by family
+    srf: bool = True               # generate_series/unnest in FROM (also lateral) and SELECT
 
     @classmethod
     def avoiding_known_bugs(cls) -> "Features":
@@ -75,7 +82,7 @@ class Relation:
     columns: list[tuple[str, str]]
 
 
-class QueryGen:
+class QueryGen(LibraryGen):
     def __init__(self, rng: random.Random, schema: Schema, features: Features | None = None):
         self.rng = rng
         self.schema = schema
@@ -96,6 +103,8 @@ class QueryGen:
         return f"{prefix}{self.alias_n}"
 
     def pick_kind(self) -> str:
+        if not self.f.new_types:
+            return self.rng.choices(KINDS[:7], KIND_WEIGHTS[:7])[0]
         return self.rng.choices(KINDS, KIND_WEIGHTS)[0]
 
     # ---- literals ----------------------------------------------------------------------------
@@ -104,6 +113,8 @@ class QueryGen:
         r = self.rng
         if self.chance(0.07):
             return null_of(typ or DEFAULT_TYPE[k])
+        if k in NEW_KINDS:
+            return self.lib_literal(k)
         if k == "int":
             t = typ or r.choice([INT4, INT4, INT4, INT2, INT8])
             if t == INT4 and self.chance(0.85):
@@ -156,6 +167,10 @@ class QueryGen:
         """An expression of kind k over `atoms`. sub: may contain x IN (SELECT ...)."""
         if depth <= 0 or self.chance(0.3):
             return self.leaf(k, atoms)
+        if self.f.library and self.chance(0.35 if k in NEW_KINDS else 0.25):
+            e = self.lib_expr(k, atoms, depth - 1, sub)
+            if e is not None:
+                return e
         gen = getattr(self, f"_expr_{k}")
         e = gen(atoms, depth - 1, sub) if self.chance(0.8) else self._generic(k, atoms, depth - 1, sub)
         return e
@@ -190,7 +205,7 @@ class QueryGen:
         if choice == 3:
             a, b = e(), e()
             return Op("nullif({0}, {1})", [a, b], base_type(a.typ))
-        if choice in (4, 5) and k != "bool":
+        if choice in (4, 5) and k != "bool" and orderable(DEFAULT_TYPE[k]):
             fn = "greatest" if choice == 4 else "least"
             return make_variadic(fn, [e() for _ in range(r.randint(1, 3))])
         return self.leaf(k, atoms)
@@ -335,7 +350,7 @@ class QueryGen:
         c = r.randrange(20)
         if c <= 3:
             a, x = self._compare_operands(atoms, depth, sub)
-            op = r.choice(["=", "<>", "!=", "<", "<=", ">", ">="])
+            op = r.choice(["=", "<>", "!=", "<", "<=", ">", ">="] if orderable(a.typ) else ["=", "<>", "!="])
             return Op("({0} " + op + " {1})", [a, x], BOOL)
         if c <= 5:
             return Op("({0} " + r.choice(["AND", "OR"]) + " {1})", [b(), b()], BOOL)
@@ -351,14 +366,16 @@ class QueryGen:
             test = r.choice(["TRUE", "FALSE", "UNKNOWN", "NOT TRUE", "NOT FALSE", "NOT UNKNOWN"])
             return Op("({0} IS " + test + ")", [b()], BOOL)
         if c == 10:
-            k = r.choice(["int", "numeric", "float", "text", "date"])
+            k = r.choice(["int", "numeric", "float", "text", "date"] +
+                         (["interval", "time", "uuid", "bytea"] if self.f.new_types else []))
             x, lo, hi = (self.expr(k, atoms, depth, sub) for _ in range(3))
             form = r.choice(["BETWEEN", "NOT BETWEEN"])
             if self.f.symmetric and self.chance(0.3):
                 form += " SYMMETRIC"
             return Op("({0} " + form + " {1} AND {2})", [x, lo, hi], BOOL)
         if c == 11:
-            k = r.choice(["int", "numeric", "float", "text", "date", "bool"])
+            k = r.choice(["int", "numeric", "float", "text", "date", "bool"] +
+                         (NEW_KINDS if self.f.new_types else []))
             x = self.expr(k, atoms, depth, sub)
             items = [self.expr(k, atoms, max(0, depth - 1), sub) if self.chance(0.3) else self.literal(k)
                      for _ in range(r.randint(1, 4))]
@@ -411,6 +428,15 @@ class QueryGen:
     # ---- aggregates ----------------------------------------------------------------------------
 
     def aggregate(self, atoms: list[Expr]) -> Expr:
+        if self.f.library and self.chance(0.4):
+            agg = self.lib_aggregate(atoms)
+        else:
+            agg = self.plain_aggregate(atoms)
+        if self.f.library and self.chance(0.15):
+            agg = self.with_filter(agg, atoms)
+        return agg
+
+    def plain_aggregate(self, atoms: list[Expr]) -> Expr:
         r = self.rng
         c = r.randrange(8)
         if c == 0:
@@ -422,11 +448,12 @@ class QueryGen:
         if c in (3, 4):
             a = self.expr(r.choice(["int", "numeric", "float"]), atoms, 1)
             t = {INT2: INT8, INT4: INT8, INT8: NUMERIC}.get(a.typ, base_type(a.typ))
-            distinct = "DISTINCT " if self.f.unsupported and self.chance(0.05) else ""
+            distinct = "DISTINCT " if self.chance(0.1) else ""
             return Op(f"sum({distinct}{{0}})", [a], t)
         if c == 5:
             a = self.expr(r.choice(["int", "numeric", "float"]), atoms, 1)
-            return Op("avg({0})", [a], FLOAT8 if kind(a.typ) == "float" else NUMERIC)
+            distinct = "DISTINCT " if self.chance(0.1) else ""
+            return Op(f"avg({distinct}{{0}})", [a], FLOAT8 if kind(a.typ) == "float" else NUMERIC)
         a = self.expr(r.choice(["int", "numeric", "float", "text", "date", "timestamp"]), atoms, 1)
         return Op(r.choice(["min({0})", "max({0})"]), [a], base_type(a.typ))
 
@@ -438,9 +465,17 @@ class QueryGen:
             q = self.select_or_setop(depth - 1, top=False)
             a = self.alias("s")
             return SubqueryRef(q, a), [ScopeCol(a, n, t) for n, t in zip(q.out_names(), q.out_types())]
+        if self.f.srf and self.chance(0.06):
+            return self.srf_item([])
         rel = self.rng.choice(self.relations)
         a = self.alias("a")
         return TableRef(rel.name, a, rel.is_cte), [ScopeCol(a, n, t) for n, t in rel.columns]
+
+    def srf_item(self, scope: list[ScopeCol]) -> tuple[FromItem, list[ScopeCol]]:
+        """generate_series/unnest in FROM, over columns of `scope` when given (LATERAL)."""
+        call = self.srf_call(referenceable(scope) if scope else [])
+        a = self.alias("g")
+        return FuncRef(call, a), [ScopeCol(a, "c0", call.typ)]
 
     def join_tree(self, depth: int, max_joins: int, comma_follows: bool
                   ) -> tuple[FromItem, list[ScopeCol]]:
@@ -449,6 +484,15 @@ class QueryGen:
         for _ in range(r.randint(0, max_joins)):
             if self.budget <= 0:
                 break
+            if self.f.srf and self.chance(0.06):
+                # Evaluated per row of the left side: inner joins only.
+                right, rscope = self.srf_item(scope)
+                if self.chance(0.5):
+                    left, scope = Join("CROSS JOIN", left, right), scope + rscope
+                else:
+                    on = self.expr("bool", referenceable(scope + rscope), 1)
+                    left, scope = Join(r.choice(["JOIN", "INNER JOIN"]), left, right, on=on), scope + rscope
+                continue
             if self.chance(0.08):
                 right, rscope = self.join_tree(depth, 1, False)
                 if isinstance(right, Join):
@@ -466,7 +510,8 @@ class QueryGen:
                 scope = scope + rscope
                 continue
             using = self.using_candidates(scope, rscope)
-            if using and self.chance(0.1 if outer else 0.35):
+            # USING in outer joins is refused (0A000): rarely.
+            if using and self.chance((0.1 if self.f.unsupported else 0) if outer else 0.35):
                 names = r.sample(using, r.randint(1, min(2, len(using))))
                 left, scope = Join(jk, left, right, using=names), merge_using(jk, scope, rscope, names)
                 continue
@@ -518,6 +563,11 @@ class QueryGen:
         for i in range(n):
             if i and self.budget <= 0:
                 break
+            if i and self.f.srf and self.chance(0.15):
+                item, s = self.srf_item(scope)
+                items.append(item)
+                scope += s
+                continue
             item, s = self.join_tree(depth, self.rng.choice([0, 1, 1, 2, 3]), comma_follows=i > 0)
             items.append(item)
             scope += s
@@ -543,14 +593,19 @@ class QueryGen:
 
     def add_order(self, q: Query, top: bool) -> None:
         r = self.rng
-        width = len(q.out_types())
-        if self.chance(0.4 if top else 0.1):
+        types = q.out_types()
+        width = len(types)
+        # jsonb and arrays have no ORDER BY here (refused): order by the other columns only.
+        ok = [p for p in range(1, width + 1) if orderable(types[p - 1])]
+        if not top and len(ok) < width:
+            return
+        if ok and self.chance(0.4 if top else 0.1):
             # Inside a query, LIMIT/OFFSET need a total order, else the outer query's answer
             # is not determined.
             if not top or self.chance(0.5):
-                positions = r.sample(range(1, width + 1), width)
+                positions = r.sample(ok, len(ok))
             else:
-                positions = r.sample(range(1, width + 1), r.randint(1, width))
+                positions = r.sample(ok, r.randint(1, len(ok)))
             q.order_by = [OrderKey(p, self.chance(0.4), r.choice([None, None, "FIRST", "LAST"]))
                           for p in positions]
         if q.order_by and self.chance(0.4 if top else 0.9):
@@ -616,6 +671,12 @@ class QueryGen:
             else:
                 kinds = want or [self.pick_kind() for _ in range(r.choices([1, 2, 3, 4], [3, 4, 3, 2])[0])]
                 q.items = [(self.expr(k, atoms, r.randint(0, 3)), f"x{i}") for i, k in enumerate(kinds)]
+                if self.f.srf and self.chance(0.05):
+                    # One set-returning function in the select list (no aggregates here).
+                    call = self.srf_call(atoms)
+                    i = r.randrange(len(q.items))
+                    if want is None or kind(call.typ) == want[i]:
+                        q.items[i] = (call, q.items[i][1])
         if self.chance(0.15):
             q.distinct = True
         return q

@@ -16,32 +16,48 @@ from typing import Any, Callable, Iterator
 INT2, INT4, INT8 = "smallint", "integer", "bigint"
 NUMERIC, FLOAT4, FLOAT8 = "numeric", "real", "double precision"
 TEXT, BOOL, DATE, TIMESTAMP = "text", "boolean", "date", "timestamp"
+INTERVAL, TIME, BYTEA, UUID, JSONB = "interval", "time", "bytea", "uuid", "jsonb"
+TEXTARR, INTARR = "text[]", "integer[]"
 INTS = (INT2, INT4, INT8)
 FLOATS = (FLOAT4, FLOAT8)
 NUMBERS = INTS + (NUMERIC,) + FLOATS
-ALL_TYPES = NUMBERS + (TEXT, BOOL, DATE, TIMESTAMP)
+ALL_TYPES = NUMBERS + (TEXT, BOOL, DATE, TIMESTAMP, INTERVAL, TIME, BYTEA, UUID, JSONB, TEXTARR,
+                       INTARR)
+_KIND = {BOOL: "bool", TEXT: "text", DATE: "date", TIMESTAMP: "timestamp", INTERVAL: "interval",
+         TIME: "time", BYTEA: "bytea", UUID: "uuid", JSONB: "jsonb", TEXTARR: "textarr",
+         INTARR: "intarr"}
+# Kinds without PostgreSQL's ordering here: no <, >, ORDER BY, min/max, greatest/least.
+UNORDERED = {"jsonb", "textarr", "intarr"}
 
 
 def kind(t: str) -> str:
-    """Type family: int, numeric, float, text, bool, date, timestamp."""
+    """Type family: int, numeric, float, text, bool, date, timestamp, interval, time, bytea, uuid,
+    jsonb, textarr, intarr."""
     if t in INTS:
         return "int"
     if t.startswith("numeric"):
         return "numeric"
     if t in FLOATS:
         return "float"
-    if t == BOOL:
-        return "bool"
-    return t if t == TEXT else ("date" if t == DATE else "timestamp")
+    return _KIND.get(base_type(t), "text")
 
 
 def base_type(t: str) -> str:
-    """numeric(p,s) -> numeric; everything else unchanged."""
-    return NUMERIC if t.startswith("numeric") else t
+    """numeric(p,s) -> numeric; varchar(n), character(n) -> text (the same to a client comparing
+    answers); everything else unchanged."""
+    if t.startswith("numeric"):
+        return NUMERIC
+    if t.startswith(("varchar", "character", "char(")):
+        return TEXT
+    return t
 
 
 def is_number(t: str) -> bool:
     return base_type(t) in NUMBERS
+
+
+def orderable(t: str) -> bool:
+    return kind(t) not in UNORDERED
 
 
 def arith_type(a: str, b: str) -> str:
@@ -147,7 +163,10 @@ def null_of(t: str) -> Lit:
 SIMPLE_LITERAL = {INT2: "CAST(1 AS smallint)", INT4: "1", INT8: "CAST(1 AS bigint)", NUMERIC: "1.5",
                   FLOAT4: "CAST(1 AS real)", FLOAT8: "CAST(1 AS double precision)", TEXT: "'a'",
                   BOOL: "true", DATE: "DATE '2020-01-01'",
-                  TIMESTAMP: "TIMESTAMP '2020-01-01 00:00:00'"}
+                  TIMESTAMP: "TIMESTAMP '2020-01-01 00:00:00'", INTERVAL: "INTERVAL '1 day'",
+                  TIME: "TIME '12:00:00'", BYTEA: "CAST('ab' AS bytea)",
+                  UUID: "CAST('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AS uuid)",
+                  JSONB: "CAST('{\"a\": 1}' AS jsonb)", TEXTARR: "ARRAY['a']", INTARR: "ARRAY[1]"}
 
 
 @dataclass
@@ -242,6 +261,21 @@ class SubqueryRef(FromItem):
 
     def child_slots(self):
         return [("query", None)]
+
+
+@dataclass
+class FuncRef(FromItem):
+    """A set-returning function in FROM: `generate_series(1, 3) AS g(c0)`; its arguments may
+    refer to the FROM items before it (PostgreSQL's implicit LATERAL)."""
+    call: Expr
+    alias: str
+    column: str = "c0"
+
+    def render(self, n: Names) -> str:
+        return f"{self.call.render(n)} AS {self.alias}({self.column})"
+
+    def child_slots(self):
+        return [("call", None)]
 
 
 @dataclass
