@@ -105,8 +105,34 @@ def tokenize(sql: str) -> list[Token]:
         raise SqlError(SqlState.SYNTAX_ERROR, f"syntax error: {e}") from None
 
 
+_INTERVAL_FIELDS = {"YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "YEARS", "MONTHS", "DAYS",
+                    "HOURS", "MINUTES", "SECONDS"}
+
+
+def _interval_literals_as_casts(text: str) -> str:
+    """`INTERVAL '@ 1 hour ago'` as `CAST('@ 1 hour ago' AS interval)`: sqlglot splits such a
+    literal into a number and a unit and drops the `@` and the `ago` (which negates)."""
+    if "ago" not in text.lower():
+        return text
+    try:
+        toks = tokenize(text)
+    except SqlError:
+        return text
+    edits = []
+    for i, t in enumerate(toks[:-1]):
+        s = toks[i + 1]
+        nxt = toks[i + 2] if i + 2 < len(toks) else None
+        if t.token_type == TokenType.INTERVAL and s.token_type == TokenType.STRING and \
+                "ago" in s.text.lower() and (nxt is None or nxt.text.upper() not in _INTERVAL_FIELDS):
+            edits.append((t.start, s.end + 1, f"CAST({text[s.start:s.end + 1]} AS interval)"))
+    for start, end, new in reversed(edits):
+        text = text[:start] + new + text[end:]
+    return text
+
+
 def parse_sqlglot(text: str) -> exp.Expression:
     """Parse standard SQL with sqlglot, mapping its errors to PostgreSQL's 42601 wording."""
+    text = _interval_literals_as_casts(text)
     try:
         tree = sqlglot.parse_one(text, read="postgres")
     except ParseError as e:

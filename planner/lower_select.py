@@ -348,6 +348,9 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
     group = _Group([(_plan_lateral_item if _lateral_query(first) is not None else _plan_function_item)(
                         first, left, ctx) if left is not None
                     else _plan_from_item(first, ctx)])
+    # A lateral function's chain carries the items before the comma (`left`): they are not
+    # part of this chain for USING (`t, f(t.x) AS g JOIN u USING (k)` joins g and u only).
+    before = len(left.scope.columns) if left is not None else 0
     sides = [(j.side or "").upper() for j in joins]
     for i, j in enumerate(joins):
         side, kind = sides[i], (j.kind or "").upper()
@@ -387,42 +390,55 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
             base = len(left_scope.columns)
             hidden = list(item.scope.columns)
             merged = []
+            # A merged column whose common type is not the left column's (integer USING
+            # numeric is numeric) is computed from the right copy (equal to the left one in an
+            # inner join); the left copy keeps its type for `a.c` and leaves `c` and `*`.
+            extra: list[ScalarExpr] = []
+            extra_cols: list[ScopeColumn] = []
             for ident in j.args["using"]:
                 name = ident.name
-                li = left_scope.resolve(name)
+                li = before + Scope(left_scope.columns[before:]).resolve(name)
                 ri = item.scope.resolve(name)
                 lt, rt = left_scope.columns[li].type, item.scope.columns[ri].type
-                if lt != rt:
-                    # The merged column has the two sides' common type (integer USING numeric
-                    # is numeric): the left copy, which stands for it, is cast to that type.
-                    (_, _), common = coerce_all([Literal(None, lt), Literal(None, rt)], ctx, "JOIN/USING")
-                    if common != lt:
-                        _cast_group_column(group, li, common, ctx)
-                        left_scope = group.scope()
                 group.using.append((li, base + ri))
-                merged.append(li)
                 hidden[ri] = ScopeColumn(hidden[ri].table, name, hidden[ri].type, using_hidden=True)
+                common = lt
+                if lt != rt:
+                    (_, _), common = coerce_all([Literal(None, lt), Literal(None, rt)], ctx, "JOIN/USING")
+                if common == lt:
+                    merged.append(li)
+                    continue
+                extra.append(coerce(ColumnRef(ri, rt), common, ctx))
+                extra_cols.append(ScopeColumn(None, name, common))
+                merged.append(base + len(item.scope.columns) + len(extra) - 1)
+                _hide_group_column(group, li)
             # `*` lists the USING columns first, then the rest of the left, then the right.
-            group.star = merged + [p for p in left_scope.star_order() if p not in merged]
-            item = _Item(item.plan, Scope(hidden, item.scope.order))
+            order = left_scope.star_order()
+            group.star = [p for p in order if p < before] + merged + \
+                [p for p in order if p >= before and p not in merged]
+            if extra:
+                width = len(item.scope.columns)
+                plan = _project_exprs(item.plan, width, [ColumnRef(i, c.type) for i, c in
+                                                         enumerate(item.scope.columns)] + extra)
+                item = _Item(plan, Scope(hidden + extra_cols, item.scope.star_order()))
+            else:
+                item = _Item(item.plan, Scope(hidden, item.scope.order))
         group.conds.extend(_conjuncts(j.args.get("on")))
         group.add(item)
     return group
 
 
-def _cast_group_column(group: _Group, position: int, t: SqlType, ctx: PlanContext) -> None:
-    """Cast column `position` of a group (counted over all its items) to `t`, in place."""
+def _hide_group_column(group: _Group, position: int) -> None:
+    """Mark column `position` of a group (counted over all its items) as reachable only
+    qualified, in place."""
     offset = 0
     for k, it in enumerate(group.items):
         width = len(it.scope.columns)
         if position < offset + width:
-            j = position - offset
-            col = it.scope.columns[j]
-            exprs = [coerce(ColumnRef(i, c.type), t, ctx) if i == j else ColumnRef(i, c.type)
-                     for i, c in enumerate(it.scope.columns)]
             columns = list(it.scope.columns)
-            columns[j] = ScopeColumn(col.table, col.name, t, col.using_hidden)
-            group.items[k] = _Item(_project_exprs(it.plan, width, exprs), Scope(columns, it.scope.order))
+            c = columns[position - offset]
+            columns[position - offset] = ScopeColumn(c.table, c.name, c.type, using_hidden=True, origin=c.origin)
+            group.items[k] = _Item(it.plan, Scope(columns, it.scope.order))
             return
         offset += width
 

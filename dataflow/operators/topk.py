@@ -12,9 +12,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dataflow import interval
 from dataflow.arrangement import Arrangement
 from dataflow.batch import DIFF, TIME, advance_times, concat, consolidate, hash_columns, negate
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
+
+
+def _sortable(c) -> list[pa.Array]:
+    """Sort keys for a column: an interval by its span ('1 mon' = '30 days', as PostgreSQL
+    orders them), then its fields (Arrow cannot sort month_day_nano values)."""
+    if c.type != interval.ARROW:
+        return [c]
+    c = c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
+    null = ~interval.valid_mask(c)
+    m, d, us = interval.split(c)
+    return [pa.array(x, mask=null if null.any() else None) for x in (interval.span_key(c), m, d, us)]
 
 
 def top_rows(updates: pa.Table, group_key: tuple[int, ...], order_by: tuple[tuple[int, bool, bool], ...],
@@ -42,11 +54,13 @@ def top_rows(updates: pa.Table, group_key: tuple[int, ...], order_by: tuple[tupl
             # NaN is the greatest float in SQL; Arrow puts it last in either direction.
             sort_tbl[f"nan{j}"] = pc.fill_null(pc.is_nan(c), False)
             keys.append((f"nan{j}", "descending" if desc else "ascending"))
-        sort_tbl[f"o{j}"] = c
-        keys.append((f"o{j}", "descending" if desc else "ascending"))
+        for k, part in enumerate(_sortable(c)):
+            sort_tbl[f"o{j}_{k}"] = part
+            keys.append((f"o{j}_{k}", "descending" if desc else "ascending"))
     for i in range(arity):
-        sort_tbl[f"t{i}"] = rows.column(i)
-        keys.append((f"t{i}", "ascending"))
+        for k, part in enumerate(_sortable(rows.column(i))):
+            sort_tbl[f"t{i}_{k}"] = part
+            keys.append((f"t{i}_{k}", "ascending"))
     keys = [(name, direction, "at_end") for name, direction in keys]
     order = pc.sort_indices(pa.table(sort_tbl), sort_keys=keys).to_numpy()
     gs, cs = gh[order], counts[order]

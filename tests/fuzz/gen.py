@@ -459,13 +459,13 @@ class QueryGen(LibraryGen):
 
     # ---- FROM ----------------------------------------------------------------------------------
 
-    def relation(self, depth: int) -> tuple[FromItem, list[ScopeCol]]:
+    def relation(self, depth: int, srf: bool = True) -> tuple[FromItem, list[ScopeCol]]:
         self.budget -= 1
         if depth > 0 and self.f.subqueries and self.budget > 0 and self.chance(0.2):
             q = self.select_or_setop(depth - 1, top=False)
             a = self.alias("s")
             return SubqueryRef(q, a), [ScopeCol(a, n, t) for n, t in zip(q.out_names(), q.out_types())]
-        if self.f.srf and self.chance(0.06):
+        if self.f.srf and srf and self.chance(0.06):
             return self.srf_item([])
         rel = self.rng.choice(self.relations)
         a = self.alias("a")
@@ -498,7 +498,8 @@ class QueryGen(LibraryGen):
                 if isinstance(right, Join):
                     right.paren = True
             else:
-                right, rscope = self.relation(depth)
+                # A function on the right of an outer join or USING is refused (0A000): rarely.
+                right, rscope = self.relation(depth, srf=self.f.unsupported and self.chance(0.1))
             kinds = ["CROSS JOIN", "JOIN", "INNER JOIN", "LEFT JOIN", "LEFT OUTER JOIN",
                      "RIGHT JOIN", "RIGHT OUTER JOIN", "FULL JOIN", "FULL OUTER JOIN"]
             if comma_follows and not self.f.comma_outer:
@@ -511,7 +512,7 @@ class QueryGen(LibraryGen):
                 continue
             using = self.using_candidates(scope, rscope)
             # USING in outer joins is refused (0A000): rarely.
-            if using and self.chance((0.1 if self.f.unsupported else 0) if outer else 0.35):
+            if using and self.chance((0.03 if self.f.unsupported else 0) if outer else 0.35):
                 names = r.sample(using, r.randint(1, min(2, len(using))))
                 left, scope = Join(jk, left, right, using=names), merge_using(jk, scope, rscope, names)
                 continue
