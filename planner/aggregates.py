@@ -197,7 +197,7 @@ class Grouping:
             raise no_function(name, [self.input_lowerer.lower(n) for n in items])
         raw = [self.input_lowerer.lower(n) for n in items]
         _refuse_outer_aggregate(raw, self.scope)
-        keys = self._order_keys(order, raw, distinct)
+        keys = self._order_keys(order, raw, distinct, typed_args=name != "count")
         if name in _FUNC.values():
             return self._classic(name, raw, distinct, guard)
         if name in ("array_agg", "jsonb_agg"):
@@ -248,10 +248,14 @@ class Grouping:
                     result)
 
     def _order_keys(self, order: list[exp.Ordered], args: list[ScalarExpr],
-                    distinct: bool) -> list[tuple[ScalarExpr, bool, bool]]:
+                    distinct: bool, typed_args: bool = True) -> list[tuple[ScalarExpr, bool, bool]]:
         """ORDER BY inside an aggregate call: (key, descending, nulls_last), each key lowered
-        over the input rows. Floats sort by their SQL order key (NaN greatest)."""
+        over the input rows. Floats sort by their SQL order key (NaN greatest). With DISTINCT
+        each key must be an argument as the function takes it (`typed_args`: an untyped literal
+        argument becomes a typed one, which a bare literal key is not, as in PostgreSQL)."""
         out = []
+        if typed_args:
+            args = [resolve_unknown(a, self.ctx) for a in args]
         for o in order:
             key = self.input_lowerer.lower(o.this)
             if distinct and key not in args:

@@ -139,9 +139,10 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
         return TIMESTAMP
     if kinds == {TypeKind.BOOL}:
         return BOOL
-    if kinds == {TypeKind.ARRAY}:
-        # varchar[] with text[] is text[], integer[] with bigint[] bigint[]: the elements'
-        # common type (PostgreSQL coerces arrays element by element, implicitly).
+    if kinds == {TypeKind.ARRAY} and common:
+        # In a UNION/CASE/COALESCE varchar[] with text[] is text[], integer[] with bigint[]
+        # bigint[]: the elements' common type (PostgreSQL's operators, `=` among them, want
+        # arrays of one type: varchar[] = text[] does not exist).
         element = unify([t.element for t in known], common)
         return array_of(element) if element is not None else None
     return None

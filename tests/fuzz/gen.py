@@ -167,7 +167,7 @@ class QueryGen(LibraryGen):
         """An expression of kind k over `atoms`. sub: may contain x IN (SELECT ...)."""
         if depth <= 0 or self.chance(0.3):
             return self.leaf(k, atoms)
-        if self.f.library and self.chance(0.35 if k in NEW_KINDS else 0.25):
+        if self.f.library and self.chance(0.35):
             e = self.lib_expr(k, atoms, depth - 1, sub)
             if e is not None:
                 return e

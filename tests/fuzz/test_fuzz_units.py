@@ -38,6 +38,44 @@ def test_generator_covers_the_constructs():
         assert construct in text, construct
 
 
+def test_generator_covers_the_library_and_the_newer_types():
+    text = "\n".join(sql for seed in range(40) for sql in queries(seed, 80))
+    for construct in [
+            # math
+            "sqrt(", "cbrt(", "exp(", "ln(", "log(", "power(", "mod(", "div(", "gcd(", "lcm(",
+            "trunc(", "sign(", "width_bucket(", "sin(", "atan2", " & ", " | ", " # ", "(~ ", " << ",
+            " >> ", " ^ ",
+            # strings
+            "concat(", "concat_ws(", "left(", "right(", "lpad(", "rpad(", "repeat(", "reverse(",
+            "position(", "strpos(", "split_part(", "initcap(", "md5(", "to_hex(", "ascii(", "chr(",
+            "translate(", "overlay(", "starts_with(", "regexp_replace(", "regexp_like(", " ~ ",
+            "format(",
+            # date/time
+            "date_trunc(", "extract(", "date_part(", "age(", "make_date(", "make_interval(",
+            "justify_", "to_char(", "AS interval)", "AS time)", "INTERVAL '",
+            # jsonb
+            " -> ", " ->> ", " #> ", " @> ", " ? ", "jsonb_typeof(", "jsonb_array_length(",
+            "jsonb_build_object(", "to_jsonb(",
+            # arrays
+            "ARRAY[", ")[", "array_length(", "array_position(", "array_cat(", "array_append(",
+            "cardinality(", "= ANY (", "<> ALL (", " && ",
+            # bytea, uuid
+            "decode(", "encode(", "AS bytea)", "AS uuid)",
+            # aggregates
+            "bool_and(", "bool_or(", "every(", "string_agg(", "array_agg(", "jsonb_agg(",
+            "variance(", "stddev", "FILTER (WHERE", " ORDER BY ",
+            # set-returning functions
+            "generate_series(", "unnest(", "AS g",
+            # casts to varchar(n)/character(n)
+            "varchar(", "char("]:
+        assert construct in text, construct
+    schemas = [random_schema(random.Random(seed)) for seed in range(80)]
+    declared = {t for s in schemas for tab in s.tables for _, t in tab.columns}
+    for t in ["interval", "time", "bytea", "uuid", "jsonb", "text[]", "integer[]", "varchar(5)",
+              "character(3)"]:
+        assert t in declared, t
+
+
 def test_known_bug_constructs_can_be_switched_off():
     text = "\n".join(sql for seed in range(8) for sql in
                      queries(seed, 80, Features.avoiding_known_bugs()))
