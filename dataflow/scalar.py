@@ -681,8 +681,8 @@ def _coalesce(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 
 def _nullif(vals: list[pa.Array], expr: Call) -> pa.Array:
-    a, b = _comparable(*vals)
-    eq = pc.fill_null(pc.equal(a, b), False)
+    # `=` as SQL has it: NaN equals NaN, intervals compare by their span.
+    eq = pc.fill_null(_compare(pc.equal)(list(vals), expr), False)
     first = conform(vals[0], expr.type)
     return pc.if_else(eq, pa.nulls(len(first), first.type), first)
 
@@ -759,6 +759,10 @@ def _compile_in_literals(expr: Call) -> Evaluator:
         if pa.types.is_floating(needle.type):
             # A hash set tells -0 from 0; SQL does not (-0 + 0 is 0).
             needle, vs = pc.add(needle, 0.0), pc.add(vs, 0.0)
+        if needle.type == interval.ARROW:
+            # Intervals are equal by their span ('1 mon' = '30 days'), as in PostgreSQL.
+            needle = pa.array(interval.span_key(_arr(needle)), mask=~interval.valid_mask(_arr(needle)))
+            vs = pa.array(interval.span_key(_arr(vs)))
         found = pc.is_in(needle, value_set=vs, skip_nulls=True)
         null_mask = pc.is_null(needle)
         if has_null:
@@ -772,8 +776,7 @@ def _in_list(vals: list[pa.Array], expr: Call) -> pa.Array:
     needle = vals[0]
     acc = None
     for v in vals[1:]:
-        a, b = _comparable(needle, v)
-        eq = pc.equal(a, b)
+        eq = _compare(pc.equal)([needle, v], expr)
         acc = eq if acc is None else pc.or_kleene(acc, eq)
     return acc if acc is not None else pa.repeat(pa.scalar(False), len(needle))
 

@@ -646,8 +646,9 @@ class ScalarLowerer:
         default = node.args.get("default")
         lower = self.lower_unused if decided else self.lower
         results.append(lower(default) if default is not None else Literal(None, UNKNOWN))
-        results, t = coerce_all(results, ctx, "CASE")
-        results = [resolve_unknown(r, ctx) for r in results]
+        # PostgreSQL resolves a CASE's type with the ELSE first.
+        else_first, t = coerce_all(results[-1:] + results[:-1], ctx, "CASE")
+        results = [resolve_unknown(r, ctx) for r in else_first[1:] + else_first[:1]]
         t = results[0].type
         out = results[-1]
         for cond, res in zip(reversed(conds), reversed(results[:-1])):

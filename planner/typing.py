@@ -132,6 +132,10 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
         for kind in (TypeKind.BPCHAR, TypeKind.VARCHAR):
             if all(t.kind is kind for t in known):
                 return SqlType(kind)
+        if common and first.kind in (TypeKind.BPCHAR, TypeKind.VARCHAR):
+            # PostgreSQL's select_common_type keeps the first of the string types (they cast
+            # to each other implicitly): coalesce(character(3), text) is character.
+            return SqlType(first.kind)
         return TEXT
     if all(is_time(t) for t in known):
         if TypeKind.TIMESTAMPTZ in kinds:

@@ -153,6 +153,21 @@ def _delete_path(doc, path_text):
     return jsonb.canonical(rec(doc, 0))
 
 
+def _element_json(t) -> Callable[[str], Any]:
+    """An array element's text as the JSON value to_jsonb makes of a value of type t."""
+    if t.is_integer or t.kind is TypeKind.NUMERIC:
+        return Decimal
+    if t.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+        return lambda x: jsonb.from_sql(float(x))
+    if t.kind is TypeKind.BOOL:
+        return lambda x: x == "t"
+    if t.kind in (TypeKind.JSON, TypeKind.JSONB):
+        return jsonb.parse
+    if t.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
+        return lambda x: x.replace(" ", "T", 1)
+    return lambda x: x
+
+
 def _sql_values(vals: list[pa.Array], expr: Call) -> list[list[Any]]:
     """Each argument's values as JSON values, by the argument's SQL type."""
     cols = []
@@ -168,6 +183,12 @@ def _sql_values(vals: list[pa.Array], expr: Call) -> list[list[Any]]:
             cols.append([None if v is None else "\\x" + v.hex() for v in py])
         elif kind is TypeKind.TIMESTAMPTZ:
             cols.append([None if v is None else v.isoformat() for v in py])
+        elif kind is TypeKind.ARRAY:
+            # An array is a JSON array of its elements, each as to_jsonb makes it.
+            from dataflow.arrays import split
+            conv = _element_json(arg.type.element)
+            cols.append([None if v is None else [None if x is None else conv(x) for x in split(v)]
+                         for v in py])
         elif kind is TypeKind.NUMERIC and arg.type.scale is None:
             # computed numerics carry the storage's 16 digits: printed without them
             cols.append([None if v is None else v.normalize() for v in py])

@@ -53,11 +53,26 @@ def _unary(kernel: str, result: SqlType, extra: tuple[SqlType, ...] = ()):
     return build
 
 
+def _compatible(a: ScalarExpr, e: ScalarExpr, array_first: bool, name: str, args,
+                ctx: "PlanContext") -> tuple[ScalarExpr, ScalarExpr]:
+    """PostgreSQL's anycompatiblearray/anycompatible: the array and the element meet in the
+    common type of the array's element type and the element's, in argument order
+    (array_append(ARRAY[1], 2.5) is numeric[]; array_prepend('a'::varchar, text[]) varchar[])."""
+    from planner.typing import unify
+    elem = a.type.element
+    if e.type.kind is TypeKind.UNKNOWN or e.type == elem:
+        return a, _coerce(e, elem, ctx)
+    common = unify([elem, e.type] if array_first else [e.type, elem], common=True)
+    if common is None:
+        raise no_function(name, args)
+    return _coerce(a, array_of(common), ctx), _coerce(e, common, ctx)
+
+
 def _with_element(kernel: str, array_first: bool, result_bool: bool = False, result_int: bool = False):
     def build(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
         ai, ei = (0, 1) if array_first else (1, 0)
         a = _array_arg(kernel, args, ai, ctx)
-        e = _element_of(a, args[ei], kernel, args, ctx)
+        a, e = _compatible(a, args[ei], array_first, kernel, args, ctx)
         result = BOOL if result_bool else INT4 if result_int else a.type
         return Call(kernel, (a, e) if array_first else (e, a), result)
     return build
@@ -74,6 +89,13 @@ def _two_arrays(kernel: str, result: SqlType | None = None):
         _array_arg(kernel, [a, b], 0, ctx)
         _array_arg(kernel, [a, b], 1, ctx)
         if a.type != b.type:
+            if result is BOOL:
+                # @> <@ && are anyarray operators: one array type on both sides.
+                sym = {"array_contains": "@>", "array_contained": "<@", "array_overlap": "&&"}[kernel]
+                raise SqlError(SqlState.UNDEFINED_FUNCTION,
+                               f"operator does not exist: {a.type.name} {sym} {b.type.name}",
+                               hint="No operator matches the given name and argument types. "
+                                    "You might need to add explicit type casts.")
             (a, b), _ = coerce_all([a, b], ctx, kernel)
         return Call(kernel, (a, b), result or a.type)
     return build
@@ -84,11 +106,10 @@ def _concat(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     a, b = args
     if a.type.kind is TypeKind.ARRAY and b.type.kind is TypeKind.ARRAY:
         return _two_arrays("array_cat")(args, ctx)
-    if a.type.kind is TypeKind.ARRAY and b.type.kind is TypeKind.UNKNOWN:
-        # PostgreSQL reads an untyped literal next to an array as an array if it can
-        b_text = b.value if isinstance(b, Literal) else None
-        if isinstance(b_text, str) and b_text.strip().startswith("{"):
-            return _two_arrays("array_cat")(args, ctx)
+    if TypeKind.UNKNOWN in (a.type.kind, b.type.kind) and TypeKind.ARRAY in (a.type.kind, b.type.kind):
+        # PostgreSQL reads an untyped literal (or NULL) next to an array as an array of that
+        # type: `ARRAY[1] || NULL` is {1}, `ARRAY['a'] || 'x'` a malformed array literal.
+        return _two_arrays("array_cat")(args, ctx)
     if a.type.kind is TypeKind.ARRAY:
         return _with_element("array_append", True)(args, ctx)
     return _with_element("array_prepend", False)(args, ctx)

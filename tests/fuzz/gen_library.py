@@ -591,7 +591,8 @@ class LibraryGen:
         if c == 3:
             return fn("array_cat", [arr(), arr()], t) if self.chance(0.5) else binop("||", arr(), arr(), t)
         if c == 4:
-            return binop("||", arr(), el(), t) if self.chance(0.5) else binop("||", el(), arr(), t)
+            # (a bare 'x' next to an array is read as an array literal by PostgreSQL)
+            return binop("||", arr(), typed(el()), t) if self.chance(0.5) else binop("||", typed(el()), arr(), t)
         if c == 5:
             return fn("array_remove", [arr(), el()], t)
         if c == 6:

@@ -268,9 +268,20 @@ def complete_file(conn: psycopg.Connection, path: Path) -> str:
     prefix = f"slt_{uuid.uuid4().hex[:6]}_"
     apply, names = prefixer(records, prefix)
     out_blocks = []
+    lines = text.split("\n")
+
+    def comments_above(rec: Record) -> str:
+        """The comment lines right above a record (kept with it)."""
+        j = rec.line - 2 - len(rec.conditions)
+        out = []
+        while j >= 0 and lines[j].startswith("#"):
+            out.insert(0, lines[j])
+            j -= 1
+        return "".join(c + "\n" for c in out)
+
     try:
-        for rec in records:
-            cond = "".join(c + "\n" for c in rec.conditions)
+        for k, rec in enumerate(records):
+            cond = (comments_above(rec) if k else "") + "".join(c + "\n" for c in rec.conditions)
             if "onlyif slipstream" in rec.conditions:
                 out_blocks.append(cond + rec.raw)  # Slipstream's own behaviour: kept as written
                 continue
