@@ -499,7 +499,7 @@ class LibraryGen:
             return Op(f"date_trunc('{u}', {{0}})", [e("interval")], INTERVAL)
         if c == 9:
             return Op("CAST({0} AS interval)", [Lit(r.choice(INTERVAL_TEXT), TEXT)], INTERVAL)
-        if c == 10 and self.f.unsupported:
+        if c == 10:
             return Op("CAST({0} AS interval)", [e("time")], INTERVAL)
         return self.leaf("interval", atoms)
 
@@ -515,7 +515,7 @@ class LibraryGen:
             return binop("+", e("interval"), e("time"), TIME)
         if c == 3:
             return Op("CAST({0} AS time)", [Lit(r.choice(TIME_TEXT), TEXT)], TIME)
-        if c == 4 and self.f.unsupported:
+        if c == 4:
             return Op("CAST({0} AS time)", [e("interval")], TIME)
         return self.leaf("time", atoms)
 
@@ -530,7 +530,7 @@ class LibraryGen:
                                            Lit(r.choice(["'escape'", "'base64'"]), TEXT)], BYTEA)
         if c == 2:
             return Op("CAST({0} AS bytea)", [self.expr("text", atoms, depth, sub)], BYTEA)
-        if c == 3 and self.f.unsupported:
+        if c == 3:
             return binop("||", self.expr("bytea", atoms, depth, sub), self.expr("bytea", atoms, depth, sub), BYTEA)
         return self.leaf("bytea", atoms)
 
