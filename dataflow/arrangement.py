@@ -34,6 +34,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dataflow import interval
+
 from dataflow.batch import DIFF, SMALL_BATCH, TIME, advance_times, consolidate, hash_columns, with_names
 
 HASH = "__hash"
@@ -66,7 +68,12 @@ def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence
         x = x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
         y = y.combine_chunks() if isinstance(y, pa.ChunkedArray) else y
         x, y = _comparable(x, y)
-        e = pc.equal(x, y)
+        if x.type == interval.ARROW:
+            # Arrow has no = for intervals: a key is the same when its three fields are.
+            (xm, xd, xu), (ym, yd, yu) = interval.split(x), interval.split(y)
+            e = pa.array((xm == ym) & (xd == yd) & (xu == yu), mask=~(interval.valid_mask(x) & interval.valid_mask(y)))
+        else:
+            e = pc.equal(x, y)
         if nulls_equal:
             e = pc.if_else(pc.and_(x.is_null(), y.is_null()), True, e)
         if nans_equal and pa.types.is_floating(x.type):

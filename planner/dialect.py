@@ -130,11 +130,37 @@ def _interval_literals_as_casts(text: str) -> str:
     return text
 
 
+def _quoted_unnest_after_paren(text: str) -> str:
+    try:
+        toks = tokenize(text)
+    except SqlError:
+        return text
+    edits = [t for prev, t in zip(toks, toks[1:])
+             if prev.token_type == TokenType.L_PAREN and t.text.upper() == "UNNEST"]
+    for t in reversed(edits):
+        text = text[:t.start] + '"unnest"' + text[t.end + 1:]
+    return text
+
+
 def parse_sqlglot(text: str) -> exp.Expression:
     """Parse standard SQL with sqlglot, mapping its errors to PostgreSQL's 42601 wording."""
     text = _interval_literals_as_casts(text)
     try:
-        tree = sqlglot.parse_one(text, read="postgres")
+        try:
+            tree = sqlglot.parse_one(text, read="postgres")
+        except ParseError:
+            # sqlglot cannot start a parenthesised join with unnest (`FROM (unnest(a) AS u
+            # JOIN t ON ...)`): read as a plain call of that name, which it can.
+            retry = _quoted_unnest_after_paren(text)
+            if retry == text:
+                raise
+            try:
+                tree = sqlglot.parse_one(retry, read="postgres")
+            except ParseError:
+                pass
+            else:
+                return join_syntax.normalize(catalog_syntax.normalize(tree), retry)
+            raise
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         near = err.get("highlight")
