@@ -28,6 +28,7 @@ _PATTERNS = sorted([
     "HH24", "HH12", "HH", "MI", "SS", "MS", "US", "AM", "PM", "am", "pm", "A.M.", "P.M.", "a.m.", "p.m.",
     "YYYY", "YYY", "YY", "Y", "IYYY", "MM", "MONTH", "Month", "month", "MON", "Mon", "mon",
     "DAY", "Day", "day", "DY", "Dy", "dy", "DDD", "DD", "D", "ID", "IW", "WW", "Q", "J", "TZ", "tz", "OF",
+    "W", "CC", "Y,YYY", "SSSS", "SSSSS",
 ], key=len, reverse=True)
 
 
@@ -141,6 +142,14 @@ def to_char(v: dt.datetime | dt.date, fmt: str) -> str:
             num, width = iso[1], 2
         elif up == "WW":
             num, width = (v.timetuple().tm_yday - 1) // 7 + 1, 2
+        elif up == "W":  # week of the month (1-5), days 1-7 are week 1
+            num, width = (v.day - 1) // 7 + 1, 1
+        elif up == "CC":
+            num, width = (v.year + 99) // 100, 2
+        elif up == "Y,YYY":
+            text = f"{v.year // 1000},{v.year % 1000:03d}"
+        elif up in ("SSSS", "SSSSS"):  # seconds past midnight
+            num, width = v.hour * 3600 + v.minute * 60 + v.second, 1
         elif up == "Q":
             num, width = (v.month - 1) // 3 + 1, 1
         elif up == "J":

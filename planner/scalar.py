@@ -513,7 +513,10 @@ class ScalarLowerer:
             raise unsupported("array slices and multidimensional subscripts")
         idx_node = node.expressions[0]
         idx = self.lower(idx_node)
-        if _bare_number(idx_node) and isinstance(idx, Literal) and isinstance(idx.value, int):
+        # sqlglot shifts only when it takes the subscripted thing for an array or does not know
+        # its type (not for `(a || b)[1]`, which it types as a string).
+        shifted = node.this.type is None or node.this.type.this in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY)
+        if shifted and _bare_number(idx_node) and isinstance(idx, Literal) and isinstance(idx.value, int):
             idx = Literal(idx.value + 1, idx.type)
         if not (idx.type.is_integer or idx.type.kind is TypeKind.UNKNOWN):
             raise SqlError(SqlState.DATATYPE_MISMATCH, "array subscript must have type integer")
