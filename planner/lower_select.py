@@ -967,6 +967,8 @@ def _untyped_outputs(node: exp.Expression) -> set[int]:
         node = node.this
     if not isinstance(node, exp.Select) or any(isinstance(e, exp.Star) for e in node.expressions):
         return set()
+    if node.args.get("distinct"):
+        return set()  # DISTINCT needs their type inside the branch: PostgreSQL makes them text
     out = set()
     for k, e in enumerate(node.expressions):
         e = e.this if isinstance(e, exp.Alias) else e
