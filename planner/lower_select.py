@@ -329,8 +329,14 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
     # In a correlated subquery the outer values it reads (D) are joined like one more table.
     top = _Group(outer)
     for first, joins in chains:
-        if top.items and (_table_function_node(first) is not None or _lateral_query(first) is not None):
+        call = _table_function_node(first)
+        reads_left = call is not None and call.find(exp.Column) is not None
+        if top.items and (reads_left or _lateral_query(first) is not None):
             # A function after a comma sees the items before it (PostgreSQL's implicit LATERAL).
+            sides = [(j.side or "").upper() for j in joins]
+            if {"RIGHT", "FULL"} & set(sides):
+                # x, f(x.a) RIGHT JOIN t is x × LATERAL (f(x.a) RIGHT JOIN t): not planned yet.
+                raise unsupported("RIGHT or FULL JOIN after a set-returning function or LATERAL over the FROM items before it")
             left = _close_group(top, where_conds, ctx, final=False)
             top = _plan_chain(first, joins, ctx, where_conds, left=left)
             continue
