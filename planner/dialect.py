@@ -110,9 +110,10 @@ _INTERVAL_FIELDS = {"YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "YEARS",
 
 
 def _interval_literals_as_casts(text: str) -> str:
-    """`INTERVAL '@ 1 hour ago'` as `CAST('@ 1 hour ago' AS interval)`: sqlglot splits such a
-    literal into a number and a unit and drops the `@` and the `ago` (which negates)."""
-    if "ago" not in text.lower():
+    """`INTERVAL '1 day 02:00:00'` as `CAST('1 day 02:00:00' AS interval)`: sqlglot splits
+    such a literal into a number and a unit and drops the rest (the time part, a trailing
+    `ago`, which negates)."""
+    if "interval" not in text.lower():
         return text
     try:
         toks = tokenize(text)
@@ -123,7 +124,7 @@ def _interval_literals_as_casts(text: str) -> str:
         s = toks[i + 1]
         nxt = toks[i + 2] if i + 2 < len(toks) else None
         if t.token_type == TokenType.INTERVAL and s.token_type == TokenType.STRING and \
-                "ago" in s.text.lower() and (nxt is None or nxt.text.upper() not in _INTERVAL_FIELDS):
+                (nxt is None or nxt.text.upper() not in _INTERVAL_FIELDS):
             edits.append((t.start, s.end + 1, f"CAST({text[s.start:s.end + 1]} AS interval)"))
     for start, end, new in reversed(edits):
         text = text[:start] + new + text[end:]
