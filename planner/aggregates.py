@@ -278,6 +278,8 @@ class Grouping:
             # PostgreSQL finds sum('1') ambiguous; it is read as numeric here.
             arg = coerce(arg, NUMERIC, self.ctx)
         arg = resolve_unknown(arg, self.ctx)
+        if func in ("sum", "avg") and arg.type.kind is TypeKind.INTERVAL:
+            raise unsupported(f"{func}(interval)")  # PostgreSQL has it
         if func in ("sum", "avg") and not arg.type.is_numeric_family:
             raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}({arg.type.name}) does not exist",
                            hint=_NO_FUNCTION_HINT)
