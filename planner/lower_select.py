@@ -688,7 +688,9 @@ def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[
     keys: list[ScalarExpr] = []
     for g in group.expressions:
         node: exp.Expression | int = g
-        bare = g.unnest() if isinstance(g, exp.Paren) else g
+        bare = g
+        while isinstance(bare, (exp.Paren, exp.Neg)):  # PostgreSQL folds `(- 0.5)` into a constant
+            bare = bare.this
         if isinstance(bare, exp.Literal) and _position(g) is None:
             raise SqlError(SqlState.SYNTAX_ERROR, "non-integer constant in GROUP BY")
         pos = _position(g)
