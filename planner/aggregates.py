@@ -150,7 +150,14 @@ class Grouping:
             # (a window call here is an error the clause's lowerer reports; a subquery's value
             # is a column after the Reduce: lowered part by part)
             return None
-        e = self.input_lowerer.lower(node)
+        # Inside a part whose value is never needed (`false AND x` in HAVING) nothing is folded:
+        # the outer lowerer has switched folding off in the context, for us too.
+        saved = self.input_lowerer.fold
+        self.input_lowerer.fold = saved and self.ctx.fold_constants
+        try:
+            e = self.input_lowerer.lower(node)
+        finally:
+            self.input_lowerer.fold = saved
         if e in self.keys:
             return ColumnRef(self.keys.index(e), e.type)
         if isinstance(node, exp.Column):
