@@ -50,6 +50,10 @@ def _tokens(fmt: str) -> list[tuple[str, str, bool, str]]:
         fm = False
         if fmt.startswith(("FM", "fm"), i):
             fm, i = True, i + 2
+        if fmt.startswith(("TM", "tm"), i) and any(fmt.startswith(p, i + 2) for p in _PATTERNS):
+            # Translation mode: the C locale's English names, not blank-padded.
+            i += 2
+            fm = fm or fmt[i:i + 3].upper() in ("MON", "DAY")
         for p in _PATTERNS:
             if fmt.startswith(p, i):
                 i += len(p)
