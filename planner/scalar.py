@@ -605,8 +605,15 @@ class ScalarLowerer:
 
     def _between(self, node: exp.Between) -> ScalarExpr:
         """`x BETWEEN a AND b` is `x >= a AND x <= b`; SYMMETRIC also accepts the bounds swapped."""
-        x, low, high = (self.lower(node.this), self.lower(node.args["low"]),
-                        self.lower(node.args["high"]))
+        x, low = self.lower(node.this), self.lower(node.args["low"])
+        if not node.args.get("symmetric") and self.fold:
+            # PostgreSQL folds `x >= a` first: constantly false, `x <= b` is never evaluated
+            # (nor a failing constant in b).
+            first = fold_constant(self.compare("gte", ">=", x, low))
+            if isinstance(first, Literal) and first.value is False:
+                self.lower_unused(node.args["high"])
+                return Literal(False, BOOL)
+        high = self.lower(node.args["high"])
 
         def within(lo: ScalarExpr, hi: ScalarExpr) -> ScalarExpr:
             return Call("and", (self.compare("gte", ">=", x, lo), self.compare("lte", "<=", x, hi)), BOOL)
