@@ -84,8 +84,9 @@ def compile_expr(expr: ScalarExpr) -> Evaluator:
     if isinstance(expr, Cast):
         inner = compile_expr(expr.arg)
         target = expr.type
-        if expr.arg.type.kind is TypeKind.BPCHAR and target.kind is not TypeKind.BPCHAR:
-            # character(n) -> anything else reads the value without its padding.
+        if expr.arg.type.kind is TypeKind.BPCHAR and target.kind not in (TypeKind.BPCHAR, TypeKind.BYTEA):
+            # character(n) -> anything else reads the value without its padding (bytea reads
+            # character(n)'s output, padding included, as PostgreSQL's I/O conversion does).
             return lambda t: cast_array(pc.utf8_rtrim(_arr(inner(t)), characters=" "), target)
         if expr.arg.type == NUMERIC and target.is_text:
             return lambda t: fit_length_array(_unconstrained_numeric_text(_arr(inner(t))), target)

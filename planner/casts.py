@@ -179,8 +179,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
                             dst.element)
     if src.is_text:
         s = value
-        if src.kind is TypeKind.BPCHAR and dst.kind is not TypeKind.BPCHAR:
-            s = s.rstrip(" ")  # character(n) -> text drops the padding
+        if src.kind is TypeKind.BPCHAR and dst.kind not in (TypeKind.BPCHAR, TypeKind.BYTEA):
+            s = s.rstrip(" ")  # character(n) -> text drops the padding (bytea keeps it)
         if dst.is_text:
             return fit_length(s, dst)
         st = s.strip()

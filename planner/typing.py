@@ -104,6 +104,9 @@ def is_time(t: SqlType) -> bool:
     return t.kind in (TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ, TypeKind.DATE)
 
 
+_MODIFIED = (TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.NUMERIC)
+
+
 def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
     """The common type of several values, or None when there is none. Unknowns adopt the
     others' type; all-unknown is text. Operators (`common` false: comparisons, arithmetic) take
@@ -115,6 +118,11 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
         return TEXT
     first = known[0]
     if all(t == first for t in known):
+        if common and len(known) < len(types) and first.kind in _MODIFIED and first != SqlType(first.kind):
+            # With an untyped literal the common type has no modifier (PostgreSQL's typmod of
+            # a UNION or CASE is the inputs' only if they all agree): varchar(3) UNION '€uro'
+            # keeps the whole string.
+            return SqlType(first.kind)
         return first
     kinds = {t.kind for t in known}
     if any(t.is_oid for t in known) and all(t.is_oid or t.is_integer for t in known):
