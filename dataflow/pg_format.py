@@ -32,6 +32,12 @@ _PATTERNS = sorted([
 ], key=len, reverse=True)
 
 
+# Patterns PostgreSQL also reads in lower case (`yyyy-mm-dd hh24:mi`); names (Month, Day, AM)
+# are listed in each case they print in.
+_ANY_CASE = {"HH24", "HH12", "HH", "MI", "SS", "MS", "US", "YYYY", "YYY", "YY", "Y", "IYYY", "MM",
+             "DDD", "DD", "D", "ID", "IW", "WW", "Q", "J", "W", "CC", "Y,YYY", "SSSS", "SSSSS"}
+
+
 def _tokens(fmt: str) -> list[tuple[str, str, bool, str]]:
     """(kind, text, fill_mode, suffix): kind 'pat' for a pattern, 'lit' for literal text."""
     out = []
@@ -55,7 +61,7 @@ def _tokens(fmt: str) -> list[tuple[str, str, bool, str]]:
             i += 2
             fm = fm or fmt[i:i + 3].upper() in ("MON", "DAY")
         for p in _PATTERNS:
-            if fmt.startswith(p, i):
+            if fmt.startswith(p, i) or (p in _ANY_CASE and fmt[i:i + len(p)].upper() == p):
                 i += len(p)
                 suffix = ""
                 if fmt.startswith(("TH", "th"), i):
