@@ -36,6 +36,7 @@ from planner.subqueries import (Subqueries, analyze, build, contains_subquery, g
 from planner.statements import Finishing
 from planner.windows import SelectWindows, window_calls
 from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
+from planner.typing import is_float
 
 
 @dataclass
@@ -1009,14 +1010,27 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
         if distinct:
             plan = Distinct(plan)
     elif op == "EXCEPT":
+        l, r = _zero_floats(l, types), _zero_floats(r, types)
         if distinct:
             l, r = Distinct(l), Distinct(r)
         plan = Threshold(Union_((l, Negate(r))))
     else:  # INTERSECT: l - (l - r), with multiplicities min(l, r)
+        l, r = _zero_floats(l, types), _zero_floats(r, types)
         if distinct:
             l, r = Distinct(l), Distinct(r)
         plan = Union_((l, Negate(Threshold(Union_((l, Negate(r)))))))
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
+
+
+def _zero_floats(plan: Plan, types: tuple[SqlType, ...]) -> Plan:
+    """-0 as 0 in float columns (x + 0.0): EXCEPT and INTERSECT subtract multiplicities, and a
+    -0 and a 0 (equal in SQL) must cancel as one value (INTERSECT ALL of -0 and 0 left a row
+    with a negative count)."""
+    if not any(is_float(t) for t in types):
+        return plan
+    exprs = [Call("add", (ColumnRef(i, t), Literal(0.0, t)), t) if is_float(t) else ColumnRef(i, t)
+             for i, t in enumerate(types)]
+    return _project_exprs(plan, len(types), exprs)
 
 
 def _plan_values(node: exp.Values, ctx: PlanContext, target: tuple[SqlType, ...] | None) -> QueryResult:
