@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from tests.fuzz.compare import (max_fraction_digits, multiset_eq, norm_oid, rel_tolerances,
-                                sequence_eq, show_rows)
+from tests.fuzz.compare import (float_abs_tolerance, max_fraction_digits, multiset_eq, norm_oid,
+                                rel_tolerances, sequence_eq, show_rows)
+from tests.fuzz.sqlast import Names
 from tests.fuzz.sqlast import Query
 
 
@@ -165,6 +166,7 @@ def judge(q: Query | None, ss: Result, pg: Result, check_types: bool = True,
     if len(ss.oids) != width:
         return Verdict("fail", "width", f"{len(ss.oids)} columns vs {width}")
     rels = rel_tolerances(ss.oids, pg.oids, width)
+    tol = float_abs_tolerance(q.render(Names())) if q is not None else 1e-300
     if order is None:
         order = q.order_by if q is not None else []
     if limit is None:
@@ -172,18 +174,18 @@ def judge(q: Query | None, ss: Result, pg: Result, check_types: bool = True,
     if total is None:
         total = q is not None and q.total_order()
     if order and total:
-        if not sequence_eq(ss.rows, pg.rows, rels):
+        if not sequence_eq(ss.rows, pg.rows, rels, tol):
             return Verdict("fail", "mismatch", "ordered results differ")
     else:
         if order:
             idx = [k.pos - 1 for k in order]
             keys = lambda rows: [tuple(r[i] for i in idx) for r in rows]  # noqa: E731
-            if not sequence_eq(keys(ss.rows), keys(pg.rows), [rels[i] for i in idx]):
+            if not sequence_eq(keys(ss.rows), keys(pg.rows), [rels[i] for i in idx], tol):
                 return Verdict("fail", "order", "ORDER BY keys differ (order or values)")
         if limit:
             if len(ss.rows) != len(pg.rows):
                 return Verdict("fail", "mismatch", f"{len(ss.rows)} rows vs {len(pg.rows)}")
-        elif not multiset_eq(ss.rows, pg.rows, rels):
+        elif not multiset_eq(ss.rows, pg.rows, rels, tol):
             return Verdict("fail", "mismatch", "results differ")
     if check_types:
         a, b = [norm_oid(o) for o in ss.oids], [norm_oid(o) for o in pg.oids]

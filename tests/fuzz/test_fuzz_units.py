@@ -139,3 +139,12 @@ def test_slt_parse_and_format():
     assert [r.kind for r in recs] == ["statement", "query"]
     assert recs[1].expected == ["1", "x"]
     assert format_rows([(None, ""), (2.5, True)], "RT", "rowsort") == ["2.500", "true", "NULL", "(empty)"]
+
+
+def test_judge_tolerates_float_moments_only_where_documented():
+    from tests.fuzz.sqlast import Op
+    moments = Select(items=[(Op("stddev_samp({0})", [Lit("x", "double precision")], "double precision"), "x0")])
+    plain = Select(items=[(Lit("x", "double precision"), "x0")])
+    ss, pg = Result(rows=[(0.0,)], oids=[701]), Result(rows=[(7.25e-17,)], oids=[701])
+    assert judge(moments, ss, pg).status == "ok"
+    assert judge(plain, ss, pg).failed
