@@ -30,7 +30,7 @@ from sqlglot import exp
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
-from dataflow.types import BOOL, FLOAT8, INT8, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
+from dataflow.types import BOOL, FLOAT8, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
 from planner.context import PlanContext
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.functions.registry import choose, no_function
@@ -41,7 +41,7 @@ from planner.typing import is_float
 
 _FUNC = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
 # Aggregates whose value depends on the order of their input (ORDER BY inside the call).
-_ORDERED = frozenset({"string_agg", "array_agg", "jsonb_agg"})
+_ORDERED = frozenset({"string_agg", "array_agg", "jsonb_agg", "json_agg", "json_object_agg", "jsonb_object_agg"})
 _NO_FUNCTION_HINT = "No function matches the given name and argument types. You might need to add explicit type casts."
 
 
@@ -207,8 +207,10 @@ class Grouping:
         keys = self._order_keys(order, raw, distinct, typed_args=name != "count")
         if name in _FUNC.values():
             return self._classic(name, raw, distinct, guard)
-        if name in ("array_agg", "jsonb_agg"):
+        if name in ("array_agg", "jsonb_agg", "json_agg"):
             return self._collect(name, raw, distinct, keys, guard)
+        if name in ("json_object_agg", "jsonb_object_agg"):
+            return self._collect_object(name, raw, distinct, keys, guard)
         # numeric(12,3) is an exact match for numeric and keeps its modifier: its scale is the
         # display scale PostgreSQL's variance goes by.
         overload, params = choose(name, AGGREGATE_FUNCTIONS[name], raw)
@@ -245,6 +247,11 @@ class Grouping:
             if x.type.kind is TypeKind.ARRAY:
                 raise unsupported("array_agg of arrays (multidimensional arrays)")
             piece, sep, result = Call("array_element_text", (x,), TEXT), ",", array_of(x.type)
+        elif name == "json_agg":
+            order_by = tuple((guard(k), d, n) for k, d, n in keys)
+            agg = AggregateExpr("string_agg", guard(Call("json_agg_piece", (x,), TEXT)), TEXT, distinct,
+                                (Literal(", ", TEXT),), order_by)
+            return Call("json_agg_wrap", (self._column_of(agg),), JSON)
         else:
             as_json = x if x.type.kind is TypeKind.JSONB else Call("to_jsonb", (x,), JSONB)
             piece = Call("coalesce", (Cast(as_json, TEXT), Literal("null", TEXT)), TEXT)
@@ -253,6 +260,20 @@ class Grouping:
         agg = AggregateExpr("string_agg", guard(piece), TEXT, distinct, (Literal(sep, TEXT),), order_by)
         return Call("collect_wrap", (self._column_of(agg), Literal("{}" if name == "array_agg" else "[]", TEXT)),
                     result)
+
+    def _collect_object(self, name: str, raw: list[ScalarExpr], distinct: bool, keys, guard) -> ScalarExpr:
+        """json_object_agg(k, v) and jsonb_object_agg(k, v) as a string_agg of `"k" : v` members,
+        wrapped in braces (jsonb: parsed, keys sorted, the last of duplicates kept)."""
+        if len(raw) != 2:
+            raise no_function(name, raw)
+        k, v = (resolve_unknown(a, self.ctx) for a in raw)
+        # A NULL key is an error, so the piece never is NULL for a row that FILTER keeps.
+        piece = Call("json_object_agg_piece", (k, v), TEXT)
+        order_by = tuple((guard(key), d, n) for key, d, n in keys)
+        agg = AggregateExpr("string_agg", guard(piece), TEXT, distinct, (Literal(", ", TEXT),), order_by)
+        if name == "json_object_agg":
+            return Call("json_object_wrap", (self._column_of(agg),), JSON)
+        return Call("jsonb_object_wrap", (self._column_of(agg),), JSONB)
 
     def _order_keys(self, order: list[exp.Ordered], args: list[ScalarExpr],
                     distinct: bool, typed_args: bool = True) -> list[tuple[ScalarExpr, bool, bool]]:

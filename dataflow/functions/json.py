@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow import jsonb
+from dataflow import json_text, jsonb
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call, Literal
 from dataflow.types import TypeKind
@@ -230,6 +230,72 @@ def _to_jsonb(vals: list[pa.Array], expr: Call) -> pa.Array:
     return pa.array([jsonb.canonical(v) if ok else None for v, ok in zip(col, valid)], pa.string())
 
 
+def _json_build_object(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """json_build_object: `{"k" : v, ...}` with keys in the order given, duplicates kept."""
+    if len(expr.args) % 2:
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "argument list must have even number of elements",
+                       hint="The arguments of json_build_object() must consist of alternating keys and values.")
+    if not expr.args:
+        return pa.array(["{}"] * len(vals[0]), pa.string())
+    cols = []
+    for i, (a, arg) in enumerate(zip(vals, expr.args)):
+        if i % 2:
+            cols.append(["null" if v is None else v for v in json_text.json_texts(_arr(a), arg.type)])
+            continue
+        keys = json_text.key_texts(_arr(a), arg.type)
+        if any(k is None for k in keys):
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f"argument {i + 1} cannot be null",
+                           hint="Object keys should be text.")
+        cols.append(keys)
+    return pa.array(["{" + ", ".join(f"{row[i]} : {row[i + 1]}" for i in range(0, len(row), 2)) + "}"
+                     for row in zip(*cols)], pa.string())
+
+
+def _json_build_array(vals: list[pa.Array], expr: Call) -> pa.Array:
+    if not expr.args:
+        return pa.array(["[]"] * len(vals[0]), pa.string())
+    cols = [["null" if v is None else v for v in json_text.json_texts(_arr(a), arg.type)]
+            for a, arg in zip(vals, expr.args)]
+    return pa.array(["[" + ", ".join(row) + "]" for row in zip(*cols)], pa.string())
+
+
+def _to_json(vals: list[pa.Array], expr: Call) -> pa.Array:
+    return pa.array(json_text.json_texts(_arr(vals[0]), expr.args[0].type), pa.string())
+
+
+def _json_agg_piece(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """One json_agg element: its json text, `null` for NULL; an array element after the first
+    gets the line break PostgreSQL writes before it (json_agg_wrap drops the first one's)."""
+    t = expr.args[0].type
+    texts = json_text.json_texts(_arr(vals[0]), t)
+    lead = "\n " if t.kind is TypeKind.ARRAY else ""
+    return pa.array(["null" if v is None else lead + v for v in texts], pa.string())
+
+
+def _json_agg_wrap(vals: list[pa.Array], expr: Call) -> pa.Array:
+    joined = pc.replace_substring_regex(_arr(vals[0]), pattern="^\n ", replacement="", max_replacements=1)
+    return pc.binary_join_element_wise("[", joined, "]", "")
+
+
+def _json_object_agg_piece(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """One json_object_agg member `"k" : v`; a NULL key is an error, a NULL value is null."""
+    keys = json_text.key_texts(_arr(vals[0]), expr.args[0].type)
+    if any(k is None for k in keys):
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "field name must not be null")
+    values = json_text.json_texts(_arr(vals[1]), expr.args[1].type)
+    return pa.array([f"{k} : {'null' if v is None else v}" for k, v in zip(keys, values)], pa.string())
+
+
+def _json_object_wrap(vals: list[pa.Array], expr: Call) -> pa.Array:
+    return pc.binary_join_element_wise("{ ", _arr(vals[0]), " }", "")
+
+
+def _jsonb_object_wrap(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """The joined members as a jsonb object (sorted keys, the last of duplicates wins)."""
+    return pa.array([None if v is None else jsonb.canonical(jsonb.parse("{" + v + "}"))
+                     for v in _arr(vals[0]).to_pylist()], pa.string())
+
+
 def _contains(flip: bool) -> Callable:
     def fn(a, b_text):
         b = jsonb.parse(b_text)
@@ -266,6 +332,10 @@ KERNELS = {
     "jsonb_concat": _per_distinct(lambda a, b: _concat(a, jsonb.parse(b)), pa.string()),
     "jsonb_delete": _per_distinct(_delete, pa.string()),
     "jsonb_delete_path": _per_distinct(_delete_path, pa.string()),
+    "json_build_object": _json_build_object, "json_build_array": _json_build_array, "to_json": _to_json,
+    "json_agg_piece": _json_agg_piece, "json_agg_wrap": _json_agg_wrap,
+    "json_object_agg_piece": _json_object_agg_piece, "jsonb_object_wrap": _jsonb_object_wrap,
+    "json_object_wrap": _json_object_wrap,
     "jsonb_build_object": _build_object, "jsonb_build_array": _build_array, "to_jsonb": _to_jsonb,
     "jsonb_strip_nulls": _per_distinct(lambda d: jsonb.canonical(jsonb.strip_nulls(d)), pa.string()),
     "jsonb_pretty": _per_distinct(jsonb.pretty, pa.string()),

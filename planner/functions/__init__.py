@@ -32,7 +32,7 @@ def known(name: str) -> bool:
 
 
 # Functions whose ANY parameter is PostgreSQL's anyelement: `to_jsonb('x')` is 42804 there.
-_ANYELEMENT = frozenset({"to_jsonb"})
+_ANYELEMENT = frozenset({"to_jsonb", "to_json"})
 
 
 def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:

@@ -12,7 +12,7 @@ count, sum, min, max and avg keep sqlglot's own classes (`planner.scalar.AGGREGA
 
 from __future__ import annotations
 
-from dataflow.types import BOOL, BYTEA, FLOAT4, FLOAT8, INT2, INT4, INT8, JSONB, NUMERIC, TEXT
+from dataflow.types import BOOL, BYTEA, FLOAT4, FLOAT8, INT2, INT4, INT8, JSON, JSONB, NUMERIC, TEXT
 from planner.functions.registry import ANY, Overload, overloads
 
 
@@ -35,4 +35,7 @@ AGGREGATE_FUNCTIONS: dict[str, list[Overload]] = overloads(
     # Built on string_agg over each value's text in the result (planner.aggregates).
     Overload("array_agg", (ANY,), TEXT, kernel="array_agg"),
     Overload("jsonb_agg", (ANY,), JSONB, kernel="jsonb_agg"),
+    Overload("json_agg", (ANY,), JSON, kernel="json_agg"),
+    Overload("json_object_agg", (ANY, ANY), JSON, kernel="json_object_agg"),
+    Overload("jsonb_object_agg", (ANY, ANY), JSONB, kernel="jsonb_object_agg"),
 )

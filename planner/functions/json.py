@@ -3,7 +3,7 @@
 Operators (their sqlglot nodes are mapped to these symbols in `planner.scalar`):
   ->  ->>  (by key or index)   #>  #>>  (by path, a text[] literal like '{a,0}')
   @>  <@  ?  (containment, top-level key)   ||  (concatenation)   -  #-  (deletion)
-Functions: jsonb_typeof, jsonb_array_length, jsonb_build_object/array, to_jsonb,
+Functions: json_build_object/array, to_json (json's own text: `dataflow.json_text`), jsonb_typeof, jsonb_array_length, jsonb_build_object/array, to_jsonb,
 jsonb_strip_nulls, jsonb_pretty, jsonb_extract_path(_text), jsonb_object_keys is a set function
 (not here). json values get the same operators where PostgreSQL has them for json.
 
@@ -40,6 +40,9 @@ FUNCTIONS = overloads(
     Overload("jsonb_build_object", (ANY,), JSONB, kernel="jsonb_build_object", variadic=True),
     Overload("jsonb_build_array", (ANY,), JSONB, kernel="jsonb_build_array", variadic=True),
     Overload("to_jsonb", (ANY,), JSONB, kernel="to_jsonb"),
+    Overload("json_build_object", (ANY,), JSON, kernel="json_build_object", variadic=True),
+    Overload("json_build_array", (ANY,), JSON, kernel="json_build_array", variadic=True),
+    Overload("to_json", (ANY,), JSON, kernel="to_json"),
     Overload("jsonb_strip_nulls", (JSONB,), JSONB, kernel="jsonb_strip_nulls"),
     Overload("jsonb_pretty", (JSONB,), TEXT, kernel="jsonb_pretty"),
     Overload("jsonb_extract_path", (JSONB, TEXT), JSONB, kernel="json_extract_path", variadic=True),

@@ -1,5 +1,6 @@
-"""Materialized views with bool_and/bool_or/every, the variance family, string_agg and the
-modifiers DISTINCT, FILTER and ORDER BY inside the call, grouped and global, stay equal to
+"""Materialized views with bool_and/bool_or/every, the variance family, string_agg, the json
+aggregates and the modifiers DISTINCT, FILTER and ORDER BY inside the call, grouped and global,
+stay equal to
 PostgreSQL's answer after every step of random inserts, deletes and updates (over real sockets,
 a real server with its Spark workers).
 
@@ -38,6 +39,10 @@ VIEWS = {
                   "avg(n) FILTER (WHERE NOT b) AS an, min(f) FILTER (WHERE b) AS mf, "
                   "max(s ORDER BY id) FILTER (WHERE x < 3) AS ms, count(*) FILTER (WHERE b IS NULL) AS cn "
                   "FROM av GROUP BY g", {}),
+    "json": ("SELECT g, json_agg(s ORDER BY id)::text AS ja, json_agg(n ORDER BY id) FILTER (WHERE b)::text AS jn, "
+             "json_object_agg(id, x ORDER BY id)::text AS jo, "
+             "jsonb_object_agg(coalesce(s, '?'), f ORDER BY id)::text AS jb, "
+             "json_build_object('g', g, 'n', count(*), 'b', bool_or(b))::text AS bo FROM av GROUP BY g", {}),
 }
 XS = ["-5", "-1", "0", "1", "2", "3", "7", "NULL", "2147483647", "-2147483648"]
 FS = ["0.1", "2.5", "-3", "1e10", "NULL", "'NaN'", "'Infinity'", "-0.0", "1e-5"]
