@@ -31,7 +31,7 @@ from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolv
                             window_not_allowed)
 from planner.system_catalog import plan_system_relation, resolve_system
 from planner.scope import Scope, ScopeColumn
-from planner.subqueries import (Subqueries, analyze, build, contains_subquery, global_aggregate_per_key,
+from planner.subqueries import (Subqueries, analyze, build, contains_subquery, global_aggregate_per_key, is_subquery,
                                 join_on_keys)
 from planner.statements import Finishing
 from planner.windows import SelectWindows, window_calls
@@ -332,6 +332,10 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
     for first, joins in chains:
         call = _table_function_node(first)
         reads_left = call is not None and call.find(exp.Column) is not None
+        if outer and _reads_outer(first, outer[0], ctx):
+            # A derived table reading the outer query's columns (pgcli: `(SELECT unnest(fk.confkey)
+            # ...) x`): planned like LATERAL over the outer values before it.
+            first = exp.Lateral(this=exp.Subquery(this=first.this), alias=first.args.get("alias"))
         if top.items and (reads_left or _lateral_query(first) is not None):
             # A function after a comma sees the items before it (PostgreSQL's implicit LATERAL).
             sides = [(j.side or "").upper() for j in joins]
@@ -343,6 +347,16 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
             continue
         top.extend(_plan_chain(first, joins, ctx, where_conds))
     return _close_group(top, where_conds, ctx)
+
+
+def _reads_outer(node: exp.Expression, outer: _Item, ctx: PlanContext) -> bool:
+    """Whether a derived table (in a correlated subquery) reads the outer query's columns."""
+    if not isinstance(node, exp.Subquery) or _nested_join(node) is not None:
+        return False
+    if not any(True for _ in node.this.find_all(exp.Column)):
+        return False
+    used, _ = analyze(node.this, outer.scope, ctx)
+    return bool(used)
 
 
 def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
@@ -1085,11 +1099,40 @@ def _plan_correlated_values(node: exp.Values, ctx: PlanContext) -> QueryResult:
 def _one_select_list_function(srf: exp.Expression, plan: Plan, scope: Scope, ctx: PlanContext):
     """A set-returning function in the select list: the FROM result with the function's values
     as one more column, one row per value."""
-    plan, t = flat_map(srf, plan, ScalarLowerer(scope, ctx, clause="SELECT"), ctx)
+    plan, scope, args_hook = _srf_argument_subqueries([srf], plan, scope, ctx)
+    plan, t = flat_map(srf, plan, ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT"), ctx)
     srf_col = ColumnRef(len(scope.columns), t)
     scope = scope + Scope([ScopeColumn(None, "?srf?", t, using_hidden=True)])
     key = srf.sql()
     return plan, scope, lambda node: srf_col if is_table_function(node) and node.sql() == key else None
+
+
+def _srf_argument_subqueries(srfs: list[exp.Expression], plan: Plan, scope: Scope, ctx: PlanContext):
+    """Subqueries in the arguments of select-list set-returning functions (pgcli's
+    `unnest((SELECT array_agg(attname ...) ...))`): computed once per FROM row as hidden columns
+    before the functions run; the returned hook lowers each such subquery to its column."""
+    nodes: dict[str, exp.Expression] = {}
+    for f in srfs:
+        for a in f.expressions:
+            for n in a.walk(prune=lambda e: is_subquery(e)):
+                if is_subquery(n):
+                    nodes.setdefault(n.sql(), n)
+    if not nodes:
+        return plan, scope, None
+    lowerer = ScalarLowerer(scope, ctx, clause="SELECT")
+    subqueries = Subqueries(scope, ctx)
+    subqueries.install(lowerer)
+    values = [lowerer.lower(n) for n in nodes.values()]
+    n_in = len(output_types(plan))
+    attached = subqueries.attach(plan)
+    values = [subqueries.substitute(v) for v in values]
+    width = len(output_types(attached))
+    plan = Project(Map(attached, tuple(values)), tuple(range(n_in)) + tuple(range(width, width + len(values))))
+    first = len(scope.columns)
+    scope = scope + Scope([ScopeColumn(None, f"?srf argument {k}?", v.type, using_hidden=True)
+                           for k, v in enumerate(values)])
+    refs = {key: ColumnRef(first + k, v.type) for k, (key, v) in enumerate(zip(nodes, values))}
+    return plan, scope, lambda node: refs.get(node.sql()) if is_subquery(node) else None
 
 
 _LOCKSTEP = "?lockstep?"
@@ -1119,10 +1162,11 @@ def _lockstep_array_functions(srfs: list[exp.Expression], plan: Plan, scope: Sco
     longest = exp.Anonymous(this="greatest", expressions=[
         exp.Anonymous(this="cardinality", expressions=[a.copy()]) for a in arrays])
     series = exp.Anonymous(this="generate_series", expressions=[exp.Literal.number(1), longest])
-    plan, t = flat_map(series, plan, ScalarLowerer(scope, ctx, clause="SELECT"), ctx)
+    plan, scope, args_hook = _srf_argument_subqueries(srfs, plan, scope, ctx)
+    plan, t = flat_map(series, plan, ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT"), ctx)
     scope = scope + Scope([ScopeColumn(_LOCKSTEP, "i", t, using_hidden=True)])
     position = exp.Column(this=exp.to_identifier("i"), table=exp.to_identifier(_LOCKSTEP))
-    inner = ScalarLowerer(scope, ctx, clause="SELECT")
+    inner = ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT")
     replacements = {}
     for f in srfs:
         arg = f.expressions[0].copy()
