@@ -332,10 +332,11 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
     for first, joins in chains:
         call = _table_function_node(first)
         reads_left = call is not None and call.find(exp.Column) is not None
-        if outer and _reads_outer(first, outer[0], ctx):
-            # A derived table reading the outer query's columns (pgcli: `(SELECT unnest(fk.confkey)
-            # ...) x`): planned like LATERAL over the outer values before it.
-            first = exp.Lateral(this=exp.Subquery(this=first.this), alias=first.args.get("alias"))
+        lateral = _as_lateral_if_reading_outer(first, outer[0], ctx) if outer else None
+        if lateral is not None:
+            # A derived table, VALUES or CTE reading the outer query's columns (pgcli: `(SELECT
+            # unnest(fk.confkey) ...) x`): planned like LATERAL over the outer values before it.
+            first = lateral
         if top.items and (reads_left or _lateral_query(first) is not None):
             # A function after a comma sees the items before it (PostgreSQL's implicit LATERAL).
             sides = [(j.side or "").upper() for j in joins]
@@ -349,14 +350,29 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
     return _close_group(top, where_conds, ctx)
 
 
-def _reads_outer(node: exp.Expression, outer: _Item, ctx: PlanContext) -> bool:
-    """Whether a derived table (in a correlated subquery) reads the outer query's columns."""
-    if not isinstance(node, exp.Subquery) or _nested_join(node) is not None:
-        return False
-    if not any(True for _ in node.this.find_all(exp.Column)):
-        return False
-    used, _ = analyze(node.this, outer.scope, ctx)
-    return bool(used)
+def _as_lateral_if_reading_outer(node: exp.Expression, outer: _Item, ctx: PlanContext) -> exp.Lateral | None:
+    """A derived table, VALUES or CTE reference (in a correlated subquery) that reads the outer
+    query's columns, as the equivalent `LATERAL (query) AS alias(columns)`; None otherwise."""
+    alias = node.args.get("alias")
+    if isinstance(node, exp.Values):
+        query = node.copy()
+        query.set("alias", None)
+    elif isinstance(node, exp.Subquery) and _nested_join(node) is None:
+        query = node.this
+    elif isinstance(node, exp.Table) and not node.db and node.name in ctx.ctes:
+        cte = ctx.ctes[node.name]
+        query = cte.this
+        as_name, as_columns = _alias_columns(node)
+        _, cte_columns = _alias_columns(cte)
+        columns = as_columns + cte_columns[len(as_columns):]
+        alias = exp.TableAlias(this=exp.to_identifier(as_name or node.name),
+                               columns=[exp.to_identifier(c) for c in columns])
+    else:
+        return None
+    if not any(True for _ in query.find_all(exp.Column)):
+        return None
+    used, _ = analyze(query, outer.scope, ctx)
+    return exp.Lateral(this=exp.Subquery(this=query), alias=alias) if used else None
 
 
 def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,

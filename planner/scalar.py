@@ -452,8 +452,8 @@ class ScalarLowerer:
                 outer.scope.resolve(node.name, node.table or None)
             except SqlError:
                 raise e from None
-            raise unsupported("a derived table, CTE or VALUES inside a subquery reading the outer "
-                              "query's columns") from None
+            raise unsupported("a derived table, CTE or VALUES reading the outer query's columns as "
+                              "the right side of a JOIN inside a subquery (list it after a comma)") from None
 
     def _row_compare(self, node: exp.Expression) -> ScalarExpr:
         """Row comparisons, element by element as PostgreSQL defines them: `=` is every pair
