@@ -92,12 +92,20 @@ _ATTRIBUTE = ("attrelid oid, attname name, atttypid oid, attstattarget int4, att
               "attacl aclitem[], attoptions text[], attfdwoptions text[]")
 
 
+def _storage(type_oid: int, length: int) -> str:
+    """typstorage: plain for fixed-length types, extended for varlena ones, main for numeric
+    (as in PostgreSQL's pg_type; psql's `\\d+` prints it)."""
+    if type_oid == 1700:
+        return "m"
+    return "p" if length > 0 else "x"
+
+
 def _attribute_rows(relid: int, columns, has_default=frozenset()):
     for n, c in enumerate(columns, start=1):
         t = c.type.oid
         yield (relid, c.name, t, -1, _TYPE_LEN.get(t, -1), n, 1 if c.type.kind is TypeKind.ARRAY else 0, -1,
                _type_modifier(c.type), _TYPE_BYVAL.get(t, False), _TYPE_ALIGN.get(t, "i"),
-               "p" if _TYPE_LEN.get(t, -1) > 0 else "x", "", not c.nullable, n in has_default, False, "", "",
+               _storage(t, _TYPE_LEN.get(t, -1)), "", not c.nullable, n in has_default, False, "", "",
                False, True, 0, _TYPE_COLL.get(t, 0), None, None, None)
 
 
@@ -165,7 +173,7 @@ def pg_type(snap: CatalogSnapshot):
         subscript = procs.get("array_subscript_handler", 0) if t.category == "A" else 0
         rows.append((t.oid, t.name, 11, SUPERUSER_OID, t.length, t.byval, t.typtype, t.category, t.preferred,
                      True, ",", 0, subscript, t.elem, t.array_oid, fin, fout, frecv, fsend, 0, 0, 0,
-                     t.align, "p" if t.length > 0 else "x", False, 0, -1, 0, t.collation, None, None, None))
+                     t.align, _storage(t.oid, t.length), False, 0, -1, 0, t.collation, None, None, None))
     return rows
 
 
@@ -369,7 +377,7 @@ def view_definition(item: CatalogItem) -> str:
 
 def index_definition(index: CatalogItem, on: CatalogItem) -> str:
     cols = ", ".join(_quote(on.columns[k].name) for k in index.index_key)
-    return f"CREATE INDEX {_quote(index.name)} ON {on.schema}.{_quote(on.name)} USING arrangement ({cols})"
+    return f"CREATE INDEX {_quote(index.name)} ON {on.schema}.{_quote(on.name)} USING btree ({cols})"
 
 
 def _quote(name: str) -> str:

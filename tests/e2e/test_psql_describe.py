@@ -38,13 +38,29 @@ def _run(server, command: str, user: str) -> list[str]:
 
 
 @pytest.mark.parametrize("command", [r"\dt psqld_*", r"\dv psqld_*", r"\dm psqld_*", r"\di psqld_*",
-                                     r"\dtvmi psqld_*"])
+                                     r"\dtvmi psqld_*", r"\dp psqld_*", r"\d psqld_t", r"\d+ psqld_t",
+                                     r"\d psqld_mv", r"\d+ psqld_mv", r"\d psqld_ti", r"\d psqld_v"])
 def test_psql_lists_relations_as_postgres_does(both, command):
     slipstream, pg, prefix = both
     got = _run(slipstream, command, "slipstream")
     want = _run(pg, command, pg.user)
     assert got == want
     assert got, "the command listed nothing"
+
+
+def _before_view_definition(lines: list[str]) -> list[str]:
+    return lines[:lines.index("View definition:")] if "View definition:" in lines else lines
+
+
+def test_psql_describes_a_view_as_postgres_does(both):
+    """`\\d+ view`: the columns equal PostgreSQL's; the definition is the text the view was
+    created with (PostgreSQL prints its own deparsed, column-qualified form)."""
+    slipstream, pg, _ = both
+    got = psql(slipstream, r"\d+ psqld_v", "-P", "tuples_only=off", user="slipstream",
+               database="slipstream").splitlines()
+    want = psql(pg, r"\d+ psqld_v", "-P", "tuples_only=off", user=pg.user, database="postgres").splitlines()
+    assert _before_view_definition(got) == _before_view_definition(want)
+    assert got[got.index("View definition:") + 1:] == [" SELECT a, b FROM psqld_t;"]
 
 
 def test_psql_lists_schemas_and_databases(both):
