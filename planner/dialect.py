@@ -84,8 +84,17 @@ def _catalog_types_as_names() -> None:
         del table[word]
 
 
+def _subscripts_as_written() -> None:
+    """Subscripts stay as written (1-based, PostgreSQL's), in parsing and in generated SQL alike:
+    sqlglot would shift them to 0-based by subtracting 1 where it guesses an array
+    (`a[CAST(i AS int)]` became `a[i + -1]`, `a[i]` of an untyped column did not), and the
+    planner could not tell which it had done."""
+    Postgres.INDEX_OFFSET = 0
+
+
 _keep_library_calls_as_typed()
 _catalog_types_as_names()
+_subscripts_as_written()
 _DIALECT = Slipstream()
 _NON_WORDS = {TokenType.STRING, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.L_PAREN,
               TokenType.R_PAREN, TokenType.COMMA, TokenType.DOT, TokenType.EQ, TokenType.SEMICOLON,

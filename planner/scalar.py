@@ -504,20 +504,14 @@ class ScalarLowerer:
         return Call("array_build", tuple(elems), array_of(elems[0].type))
 
     def _subscript(self, node: exp.Bracket) -> ScalarExpr:
-        """a[i] (1-based; NULL outside the array). sqlglot shifts a constant index to 0-based."""
+        """a[i] (1-based; NULL outside the array)."""
         arr = self.lower(node.this)
         if arr.type.kind is not TypeKind.ARRAY:
             raise SqlError(SqlState.DATATYPE_MISMATCH,
                            f"cannot subscript type {resolve_unknown(arr, self.ctx).type.name} because it does not support subscripting")
         if len(node.expressions) != 1 or isinstance(node.expressions[0], exp.Slice):
             raise unsupported("array slices and multidimensional subscripts")
-        idx_node = node.expressions[0]
-        idx = self.lower(idx_node)
-        # sqlglot shifts only when it takes the subscripted thing for an array or does not know
-        # its type (not for `(a || b)[1]`, which it types as a string).
-        shifted = node.this.type is None or node.this.type.this in (exp.DataType.Type.UNKNOWN, exp.DataType.Type.ARRAY)
-        if shifted and _bare_number(idx_node) and isinstance(idx, Literal) and isinstance(idx.value, int):
-            idx = Literal(idx.value + 1, idx.type)
+        idx = self.lower(node.expressions[0])  # as written: the dialect keeps subscripts 1-based
         if not (idx.type.is_integer or idx.type.kind is TypeKind.UNKNOWN):
             raise SqlError(SqlState.DATATYPE_MISMATCH, "array subscript must have type integer")
         return Call("array_get", (arr, coerce(idx, INT4, self.ctx)), arr.type.element)
