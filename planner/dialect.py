@@ -19,6 +19,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Token, TokenType
 
@@ -169,7 +170,7 @@ def parse_sqlglot(text: str) -> exp.Expression:
             except ParseError:
                 pass
             else:
-                return join_syntax.normalize(catalog_syntax.normalize(tree), retry)
+                return _normalized(tree, retry)
             raise
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
@@ -182,6 +183,13 @@ def parse_sqlglot(text: str) -> exp.Expression:
     if tree is None or isinstance(tree, exp.Command):
         toks = tokenize(text)
         raise syntax_error_at(toks[0] if toks else None)
+    return _normalized(tree, text)
+
+
+def _normalized(tree: exp.Expression, text: str) -> exp.Expression:
+    """Unquoted identifiers folded to lower case, as PostgreSQL folds them (`SELECT A FROM T`
+    reads column a of table t; `"A"` stays A), then the catalog spellings and join nesting."""
+    tree = normalize_identifiers(tree, dialect="postgres")
     return join_syntax.normalize(catalog_syntax.normalize(tree), text)
 
 

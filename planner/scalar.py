@@ -619,8 +619,11 @@ class ScalarLowerer:
     def _regex(self, subject: exp.Expression, pattern: exp.Expression, ignore_case: bool,
                op: str) -> ScalarExpr:
         """`~`, `~*` and SIMILAR TO against a constant pattern, checked and translated now
-        (`planner.patterns`); the engine matches with one vectorised regex kernel."""
-        s = self.text_arg(subject, op)
+        (`planner.patterns`); the engine matches with one vectorised regex kernel. As in
+        PostgreSQL (bpcharregexeq), character(n) is matched with its padding."""
+        s = self.lower(subject)
+        if s.type.kind is not TypeKind.BPCHAR:
+            s = self.text_arg(subject, op)
         p = self.text_arg(pattern, op)
         if not isinstance(p, Literal):
             raise unsupported(f"{op} with a pattern that is not a constant")

@@ -12,6 +12,7 @@ public class Metadata {
                 s.execute("CREATE VIEW " + prefix + "v AS SELECT id, name FROM " + prefix + "t");
                 s.execute("CREATE MATERIALIZED VIEW " + prefix + "mv AS SELECT name, count(*) AS n FROM " + prefix + "t GROUP BY name");
                 s.execute("INSERT INTO " + prefix + "t VALUES (1, 'a', 2.50, '2024-01-01 00:00:00')");
+                s.execute("CREATE INDEX " + prefix + "t_name_at ON " + prefix + "t (name, at)");
             }
             DatabaseMetaData md = c.getMetaData();
             System.out.println("product " + md.getDatabaseProductName() + " major " + md.getDatabaseMajorVersion());
@@ -23,6 +24,16 @@ public class Metadata {
             try (ResultSet rs = md.getTables(null, "public", prefix + "%", null)) {
                 while (rs.next()) System.out.println("table " + rs.getString("TABLE_NAME").substring(prefix.length())
                         + " " + rs.getString("TABLE_TYPE"));
+            }
+            try (ResultSet rs = md.getPrimaryKeys(null, "public", prefix + "t")) {
+                int n = 0;
+                while (rs.next()) n++;
+                System.out.println("primary key columns " + n);
+            }
+            try (ResultSet rs = md.getIndexInfo(null, "public", prefix + "t", false, false)) {
+                while (rs.next()) System.out.println("index " + rs.getString("INDEX_NAME").substring(prefix.length())
+                        + " unique=" + !rs.getBoolean("NON_UNIQUE") + " position=" + rs.getInt("ORDINAL_POSITION")
+                        + " column=" + rs.getString("COLUMN_NAME") + " order=" + rs.getString("ASC_OR_DESC"));
             }
             try (ResultSet rs = md.getTableTypes()) {
                 int n = 0;
@@ -43,7 +54,7 @@ public class Metadata {
             try (Statement s = c.createStatement()) {
                 s.execute("DROP MATERIALIZED VIEW " + prefix + "mv");
                 s.execute("DROP VIEW " + prefix + "v");
-                s.execute("DROP TABLE " + prefix + "t");
+                s.execute("DROP TABLE " + prefix + "t CASCADE");
             }
         }
     }
