@@ -36,6 +36,9 @@ TABLE_FUNCTIONS = overloads(
     Overload("jsonb_array_elements", (JSONB,), JSONB, kernel="jsonb_array_elements"),
     Overload("jsonb_array_elements_text", (JSONB,), TEXT, kernel="jsonb_array_elements_text"),
     Overload("jsonb_object_keys", (JSONB,), TEXT, kernel="jsonb_object_keys"),
+    # unnest(regexp_split_to_array(...)): see flat_map
+    Overload("regexp_split_to_table", (TEXT, TEXT), TEXT, kernel="unnest"),
+    Overload("regexp_split_to_table", (TEXT, TEXT, TEXT), TEXT, kernel="unnest"),
 )
 
 
@@ -61,6 +64,10 @@ def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext) -
     name = node.name.lower()
     args = [lowerer.lower(a) for a in node.expressions]
     overload, params = choose(name, TABLE_FUNCTIONS[name], args)
+    if name == "regexp_split_to_table":
+        from planner.functions import resolve_function
+        pieces = resolve_function("regexp_split_to_array", args, ctx)
+        return FlatMap(input_plan, "unnest", (pieces,), TEXT), TEXT
     if overload.result == NUMERIC:
         raise unsupported("generate_series over numeric")
     if name in ("unnest", "generate_subscripts") and args[0].type.kind is not TypeKind.ARRAY:

@@ -981,6 +981,18 @@ def _regexp_instr(vals: list[pa.Array], expr: Call) -> pa.Array:
     return _from_start(vals, expr, run, pa.int32())
 
 
+def _regexp_split_to_array(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """Arrow's split_pattern_regex (the planner refuses patterns that can match an empty
+    string), each list written as array text once per distinct input."""
+    from dataflow import arrays
+    from dataflow.types import TEXT
+    s = _text(vals[0])
+    uniq = pc.unique(s)
+    pieces = pc.split_pattern_regex(uniq, expr.args[1].value).to_pylist()
+    texts = pa.array([None if p is None else arrays.write(p, TEXT) for p in pieces], STR)
+    return texts.take(pc.index_in(s, uniq))
+
+
 def _check_n(expr: Call) -> None:
     n = expr.args[3].value
     if n <= 0:
@@ -999,5 +1011,6 @@ KERNELS = {
     "octet_length": _octet_length, "bit_length": _bit_length, "starts_with": _starts_with,
     "to_hex": _to_hex, "quote_ident": _quote_ident, "quote_literal": _quote_literal,
     "quote_nullable": _quote_nullable, "overlay": _overlay, "regexp_replace": _regexp_replace,
-    "regexp_count": _regexp_count, "regexp_substr": _regexp_substr, "regexp_instr": _regexp_instr,
+    "regexp_count": _regexp_count, "regexp_substr": _regexp_substr,
+    "regexp_split_to_array": _regexp_split_to_array, "regexp_instr": _regexp_instr,
 }

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, Literal, ScalarExpr
-from dataflow.types import BOOL, BPCHAR, BYTEA, INT4, INT8, TEXT, TypeKind
+from dataflow.types import BOOL, BPCHAR, BYTEA, INT4, INT8, TEXT, TypeKind, array_of
 from planner.functions.registry import ANY, Overload, no_function, overloads
 from planner.patterns import check_regex
 
@@ -207,6 +207,20 @@ def _regexp_count(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     return Call("regexp_count", (args[0], Literal(regex, TEXT), start), INT4)
 
 
+def _regexp_split_to_array(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """regexp_split_to_array(s, pattern [, flags]): the pieces between matches (an empty piece
+    before a leading or after a trailing match, as in PostgreSQL). regexp_split_to_table is
+    unnest of it (`planner.table_functions`)."""
+    r = _regex(args, "regexp_split_to_array", 2)
+    if r is None:
+        return Literal(None, array_of(TEXT))
+    regex, _ = r
+    if _matches_empty(regex):
+        # PostgreSQL splits between characters there ('abc' by '' is {a,b,c}); Arrow cannot.
+        raise unsupported("regexp_split_to_array() of a pattern that can match an empty string")
+    return Call("regexp_split_to_array", (args[0], Literal(regex, TEXT)), array_of(TEXT))
+
+
 def _regexp_like(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     r = _regex(args, "regexp_like", 2)
     if r is None:
@@ -289,6 +303,8 @@ FUNCTIONS = overloads(
                        [(T, T, T), (T, T, T, T), (T, T, T, I), (T, T, T, I, I), (T, T, T, I, I, T)]),
     *_regexp_overloads("regexp_count", _regexp_count, [(T, T), (T, T, I), (T, T, I, T)]),
     *_regexp_overloads("regexp_like", _regexp_like, [(T, T), (T, T, T)]),
+    Overload("regexp_split_to_array", (T, T), array_of(TEXT), build=_regexp_split_to_array),
+    Overload("regexp_split_to_array", (T, T, T), array_of(TEXT), build=_regexp_split_to_array),
     *_regexp_overloads("regexp_substr", _regexp_first("regexp_substr", TEXT),
                        [(T, T), (T, T, I), (T, T, I, I), (T, T, I, I, T), (T, T, I, I, T, I)]),
     *_regexp_overloads("regexp_instr", _regexp_first("regexp_instr", INT4),
