@@ -48,6 +48,7 @@ class TypeKind(str, Enum):
     NAME = "name"  # catalog names: text that compares like text
     CHAR = "char"  # PostgreSQL's one-byte "char" (pg_class.relkind), kept as a one-character string
     UNKNOWN = "unknown"  # an untyped NULL or string literal before coercion
+    VOID = "void"  # what pg_sleep returns: always the empty string (kept as text)
 
 
 # Unconstrained `numeric` is stored as a 38-digit decimal with this many fractional digits.
@@ -84,6 +85,7 @@ _OIDS = {
     TypeKind.NAME: 19,
     TypeKind.CHAR: 18,
     TypeKind.UNKNOWN: 705,
+    TypeKind.VOID: 2278,
 }
 
 _PG_NAMES = {
@@ -116,6 +118,7 @@ _PG_NAMES = {
     TypeKind.NAME: "name",
     TypeKind.CHAR: '"char"',
     TypeKind.UNKNOWN: "unknown",
+    TypeKind.VOID: "void",
 }
 
 
@@ -168,7 +171,7 @@ class SqlType:
         if k is TypeKind.NUMERIC:
             return pa.decimal128(NUMERIC_MAX_PRECISION, self.effective_scale)
         if k in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN, TypeKind.NAME,
-                 TypeKind.CHAR):
+                 TypeKind.CHAR, TypeKind.VOID):
             return pa.string()
         if k in OID_KINDS:
             return pa.int64()
@@ -233,6 +236,7 @@ UUID = SqlType(TypeKind.UUID)
 JSONB = SqlType(TypeKind.JSONB)
 JSON = SqlType(TypeKind.JSON)
 UNKNOWN = SqlType(TypeKind.UNKNOWN)
+VOID = SqlType(TypeKind.VOID)
 OID = SqlType(TypeKind.OID)
 REGCLASS = SqlType(TypeKind.REGCLASS)
 REGTYPE = SqlType(TypeKind.REGTYPE)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -305,7 +306,7 @@ class Coordinator:
             # Catalog queries and constants: nothing the workers hold is read, so the answer is
             # computed here, without a round trip (they are hot: clients introspect constantly).
             # In a thread: a large constant (generate_series) must not hold up other sessions.
-            return await asyncio.to_thread(evaluate_constant, plan)
+            return await _in_daemon_thread(evaluate_constant, plan)
         self.check_readable(plan)
         plan = use_index_lookups(plan, self.catalog)
         return await self.compute.peek(plan, self.read_ts() if ts is None else ts)
@@ -386,3 +387,32 @@ class Coordinator:
                 if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
                     await asyncio.to_thread(self.storage.drop, item.id)
             return dropped
+
+
+async def _in_daemon_thread(fn, *args):
+    """`fn(*args)` in a thread of its own that never holds up shutdown: a cancelled statement
+    (`SELECT pg_sleep(30)` stopped by a CancelRequest) answers at once, and its thread, which
+    cannot be interrupted, finishes on its own without keeping the process alive."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future = loop.create_future()
+
+    def settle(result, error) -> None:
+        if fut.cancelled():
+            return
+        if error is not None:
+            fut.set_exception(error)
+        else:
+            fut.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = fn(*args), None
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+            result, error = None, e
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:
+            pass  # the loop has closed: nobody is waiting any more
+
+    threading.Thread(target=run, daemon=True, name="constant-plan").start()
+    return await fut

@@ -67,7 +67,17 @@ def _get_userbyid(vals: list[pa.Array], expr: Call) -> pa.Array:
                     pa.string())
 
 
-KERNELS = {"format_type": _format_type, "pg_get_userbyid": _get_userbyid}
+def _pg_sleep(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """pg_sleep(seconds): one sleep per row, as PostgreSQL evaluates it once per row (a one-off
+    `SELECT pg_sleep(n)` runs in a worker thread of the adapter, so a cancel answers at once)."""
+    import time
+    secs = _arr(vals[0])
+    total = float(pc.sum(pc.max_element_wise(pc.fill_null(secs, 0.0), 0.0)).as_py() or 0.0)
+    time.sleep(total)
+    return pc.if_else(pc.is_valid(secs), pa.scalar("", pa.string()), pa.scalar(None, pa.string()))
+
+
+KERNELS = {"format_type": _format_type, "pg_get_userbyid": _get_userbyid, "pg_sleep": _pg_sleep}
 
 
 def _oid_to_name(vals: list[pa.Array], expr: Call) -> pa.Array:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Literal, ScalarExpr
-from dataflow.types import BOOL, INT4, INT8, OID, TEXT, SqlType, array_of
+from dataflow.types import BOOL, FLOAT8, INT4, INT8, OID, TEXT, VOID, SqlType, array_of
 from planner.functions.registry import ANY, Overload, overloads
 
 if TYPE_CHECKING:
@@ -127,6 +127,8 @@ FUNCTIONS = overloads(
     Overload("current_setting", (TEXT,), TEXT, build=_setting),
     Overload("current_setting", (TEXT, BOOL), TEXT, build=_setting),
     Overload("pg_backend_pid", (), INT4, build=_pid),
+    # Sleeps where it is evaluated (volatile: never folded at plan time, refused in views).
+    Overload("pg_sleep", (FLOAT8,), VOID, kernel="pg_sleep", volatile=True),
     Overload("pg_typeof", (ANY,), TEXT, build=_typeof),
     Overload("current_schemas", (BOOL,), array_of(TEXT), build=_current_schemas),
     Overload("format_type", (OID, INT4), TEXT, kernel="format_type"),

@@ -320,6 +320,7 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     JSON.oid: _text_text,
     NAME.oid: _text_text,
     CHAR.oid: _text_text,
+    2278: lambda v: b"",  # void: PostgreSQL's void_send sends no bytes
     **{oid: (lambda v: _U32.pack(v)) for oid in (OID.oid, REGCLASS.oid, REGTYPE.oid, REGPROC.oid, 4089, 4096)},
 }
 
