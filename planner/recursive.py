@@ -108,6 +108,16 @@ def _check_outer_joins(sel: exp.Select, item: exp.Expression, name: str) -> None
             raise _err(f'recursive reference to query "{name}" must not appear within an outer join')
 
 
+def _aggregates_recursion(agg: exp.Expression, term: exp.Expression, name: str) -> bool:
+    """An aggregate of the recursive term itself, not of a subquery that reads other tables."""
+    node = agg
+    while node is not term and node is not None:
+        if isinstance(node, (exp.Subquery, exp.Exists, exp.In)) and not _refs(node, name):
+            return False
+        node = node.parent
+    return True
+
+
 def _check_linear(term: exp.Expression, union_all: bool) -> None:
     if any(isinstance(w, exp.Window) for w in term.find_all(exp.Window)):
         raise unsupported("window functions in the recursive term of WITH RECURSIVE")
@@ -142,11 +152,11 @@ def plan_recursive_cte(cte: exp.CTE, ctx):
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{what} in a recursive query is not implemented")
     term = body.expression
     _check_recursive_term(term, name, _refs(term, name)[0])
-    if any(isinstance(a, exp.AggFunc) for a in term.find_all(exp.AggFunc)):
+    if any(_aggregates_recursion(a, term, name) for a in term.find_all(exp.AggFunc)):
         raise _err("aggregate functions are not allowed in a recursive query's recursive term")
     union_all = body.args.get("distinct") is False
     _check_linear(term, union_all)
-    if ctx.outer is not None:
+    if ctx.outer is not None and not getattr(ctx.outer, "blocked", False):
         raise unsupported("WITH RECURSIVE inside a correlated subquery")
 
     seed_ctx = ctx.with_ctes({k: v for k, v in ctx.ctes.items() if k != name})

@@ -145,12 +145,26 @@ def _at_time(b: pa.Table, times: np.ndarray, t: int) -> pa.Table:
     return b.filter(pa.array(mask))
 
 
+class _LoopRuntime(Runtime):
+    """The runtime of the loop's copies: the dataflow's, with each exchange channel tagged by the
+    sub-step (outer time) it runs in. Workers' exchanges are matched by (step, channel), and a
+    copy runs once per sub-step, so several sub-steps of one step need distinct channels."""
+
+    def __init__(self, parent: Runtime) -> None:
+        self.parent, self.tag = parent, ""
+        self.exchange, self.as_of = parent.exchange, parent.as_of
+        self.errors, self.step_limit_bytes = parent.errors, parent.step_limit_bytes
+
+    def shuffle(self, channel: str, batch: pa.Table, key) -> pa.Table:
+        return self.parent.shuffle(f"{channel}@{self.tag}", batch, key)
+
+
 class _Agree:
     """All-gather of small integer lists across the workers of one dataflow (one exchange round
     per call), so every worker takes the same decisions about the loop."""
 
     def __init__(self, rt: Runtime, channel: str) -> None:
-        self.rt, self.channel = rt, channel
+        self.rt, self.channel, self.rounds = rt, channel, 0
         n = rt.exchange.worker_count
         self.tags: list[int] = []
         if n > 1:
@@ -167,7 +181,8 @@ class _Agree:
         vals = np.tile(np.array(values, np.int64), n)
         t = pa.table({"c0": pa.array(tags), "c1": pa.array(vals, pa.int64()),
                       TIME: pa.array(np.zeros(n * m, np.uint64)), "diff": pa.array(np.ones(n * m, np.int64))})
-        got = self.rt.exchange.shuffle(self.channel, t, (0,))
+        self.rounds += 1  # a fresh channel per round: exchanges are matched by (step, channel)
+        got = self.rt.shuffle(f"{self.channel}#{self.rounds}", t, (0,))
         return got["c1"].to_pylist()
 
     def any(self, flag: bool) -> bool:
@@ -196,6 +211,7 @@ class LetRecOp(Operator):
         self.acc_inputs = [_Accumulated(op.schema) for op in self.inputs]
         self.acc_last = [_Accumulated(s) for s in self.schemas]  # V_N, the last iteration
         self.copies: list[list[Operator]] = []
+        self.loop_rt = _LoopRuntime(rt)
         self.agree = _Agree(rt, f"{path}/agree")
         self.failed = False
         self._ctx: StepContext | None = None
@@ -211,7 +227,7 @@ class LetRecOp(Operator):
             _count_references(t, counts)
         built = {"__shared__": {k for k, n in counts.items() if n > 1}}
         i = len(self.copies)
-        return [self.render(t, self.rt, f"{self.path}.it{i}.{j}", built) for j, t in enumerate(self.templates)]
+        return [self.render(t, self.loop_rt, f"{self.path}.it{i}.{j}", built) for j, t in enumerate(self.templates)]
 
     def _step_copy(self, ops: list[Operator], values: list[pa.Table], inputs: list[pa.Table],
                    t: int, first: bool) -> list[pa.Table]:
@@ -233,6 +249,7 @@ class LetRecOp(Operator):
     def _substep(self, t: int, inputs_t: list[pa.Table], seeds_t: list[pa.Table], inputs_changed: bool,
                  out: list[list[pa.Table]]) -> None:
         k = len(self.ids)
+        self.loop_rt.tag = str(t)
         empty = [s.empty_table() for s in self.schemas]
         for acc, b in zip(self.acc_inputs, inputs_t):
             acc.add(b)
