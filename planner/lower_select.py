@@ -375,6 +375,8 @@ def _as_lateral_if_reading_outer(node: exp.Expression, outer: _Item, ctx: PlanCo
         query = node.this
     elif isinstance(node, exp.Table) and not node.db and node.name in ctx.ctes:
         cte = ctx.ctes[node.name]
+        if isinstance(cte, recursive.RecursiveRef) or cte.args.get(recursive.RECURSIVE_MARK):
+            return None  # a recursive binding, or a recursive CTE (planned by planner/recursive.py)
         query = cte.this
         as_name, as_columns = _alias_columns(node)
         _, cte_columns = _alias_columns(cte)
