@@ -187,8 +187,30 @@ class IndexLookup:
     keys: tuple[tuple[Any, ...], ...]
 
 
+@dataclass(frozen=True)
+class LetRec:
+    """Recursive bindings (WITH RECURSIVE, WITH MUTUALLY RECURSIVE) and the query over them.
+
+    Binding j is read inside `values` and `body` as `Get(ids[j], types[j])`. Without `seeds`
+    (fixpoint form, Materialize's semantics): every binding starts empty and each iteration
+    recomputes all of them from the previous iteration's values, until none changes; `body` reads
+    the final values. With `seeds` (PostgreSQL's UNION ALL working table, one binding): W_0 =
+    seeds[0], W_{i+1} = values[0] with the binding read as W_i, until W_i is empty; the binding's
+    value is the sum of every W_i. `limit`: at most this many iterations, then the current values
+    (`limit_return`) or an error. See dataflow/operators/iterate.py."""
+
+    ids: tuple[str, ...]
+    types: tuple[tuple[SqlType, ...], ...]
+    values: tuple["Plan", ...]
+    body: "Plan"
+    limit: int | None = None
+    limit_return: bool = False
+    seeds: tuple["Plan", ...] | None = None
+    names: tuple[str, ...] = ()  # the SQL names, for errors
+
+
 Plan = Union[Get, Constant, Map, Filter, Project, FlatMap, Join, Reduce, Distinct, Union_, Negate,
-             Threshold, TopK, ArrangeBy, IndexLookup, Window]
+             Threshold, TopK, ArrangeBy, IndexLookup, Window, LetRec]
 
 
 def output_types(plan: Plan) -> tuple[SqlType, ...]:
@@ -213,6 +235,8 @@ def output_types(plan: Plan) -> tuple[SqlType, ...]:
         return output_types(plan.inputs[0])
     if isinstance(plan, Window):
         return output_types(plan.input) + tuple(f.type for f in plan.funcs)
+    if isinstance(plan, LetRec):
+        return output_types(plan.body)
     raise TypeError(plan)
 
 
@@ -223,6 +247,8 @@ def children(plan: Plan) -> tuple[Plan, ...]:
         return (plan.left, plan.right)
     if isinstance(plan, Union_):
         return plan.inputs
+    if isinstance(plan, LetRec):
+        return tuple(plan.seeds or ()) + plan.values + (plan.body,)
     return (plan.input,)
 
 
@@ -233,9 +259,11 @@ def collections_read(plan: Plan) -> set[str]:
     out: set[str] = set()
     for c in children(plan):
         out |= collections_read(c)
+    if isinstance(plan, LetRec):
+        out -= set(plan.ids)
     return out
 
 
 __all__ = ["Get", "Constant", "Map", "Filter", "Project", "FlatMap", "Join", "Reduce", "Distinct",
-           "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "IndexLookup", "Window", "WindowFunc", "WindowFrame", "Plan", "output_types", "children",
+           "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "IndexLookup", "Window", "WindowFunc", "WindowFrame", "LetRec", "Plan", "output_types", "children",
            "collections_read", "INT8"]

@@ -24,7 +24,7 @@ from dataflow.operators.stateless import (ConstantOp, FilterOp, FlatMapOp, GetOp
                                           ProjectOp, UnionOp)
 from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.operators.window import WindowOp
-from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, Map, Negate, Plan,
+from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
                            Project, Reduce, Threshold, TopK, Union_, Window, children, collections_read,
                            output_types)
 from dataflow.types import arrow_schema
@@ -77,7 +77,13 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     schema = arrow_schema(list(output_types(plan)))
     sub = lambda p, i: render(p, rt, f"{path}.{i}", built)  # noqa: E731
     if isinstance(plan, Get):
+        bound = built.get("__bound__")
+        if bound and plan.id in bound:  # a recursive binding, read from its loop
+            return bound[plan.id]
         return GetOp(plan.id, schema, rt)
+    if isinstance(plan, LetRec):
+        from dataflow.operators.iterate import render_letrec
+        return render_letrec(plan, rt, path, built, render)
     if isinstance(plan, Constant):
         return ConstantOp(plan.rows, plan.types, schema, rt)
     if isinstance(plan, Map):

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowExchange, PeerNetwork
-from dataflow.plan import Get, IndexLookup, Join, Union_, children, collections_read, output_types
+from dataflow.plan import Get, IndexLookup, Join, LetRec, Union_, children, collections_read, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
                                WorkerError)
@@ -351,6 +351,8 @@ def _extract_lookups(plan):
             return replace(node, left=visit(node.left), right=visit(node.right))
         if isinstance(node, Union_):
             return replace(node, inputs=tuple(visit(k) for k in node.inputs))
+        if isinstance(node, LetRec):
+            return node  # lookups are only planned outside loops
         return replace(node, input=visit(node.input))
 
     return visit(plan), lookups

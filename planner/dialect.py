@@ -368,6 +368,9 @@ def parse_query(text: str, toks: list[Token] | None = None) -> Any:
     toks = tokenize(text) if toks is None else toks
     if not toks:
         raise syntax_error_at(None)
+    if len(toks) > 2 and toks[0].text.upper() == "WITH" and toks[1].text.upper() == "MUTUALLY":
+        from planner.recursive import parse_mutually_recursive
+        return parse_mutually_recursive(text, toks)
     body, as_of = _split_as_of(text, toks)
     tree = parse_sqlglot(body)
     if not isinstance(tree, exp.Query):

@@ -22,6 +22,7 @@ from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, column
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project,
                            Threshold, TopK, Union_, output_types)
 from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
+from planner import recursive
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.outer_join import lower_outer_join, semijoin_rows
@@ -59,8 +60,10 @@ def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> Quer
     """Plan any query. `top`: ORDER BY/LIMIT become a Finishing (else a TopK / ignored)."""
     with_ = node.args.get("with_") if isinstance(node, exp.Query) else None
     if with_ is not None:
+        if with_.args.get(recursive.WMR_MARK):
+            return recursive.plan_mutually_recursive(node, with_, ctx, top)
         if with_.args.get("recursive"):
-            raise unsupported("WITH RECURSIVE")
+            recursive.register_recursive(with_)
         ctx = ctx.with_ctes(dict(ctx.ctes))
         for cte in with_.expressions:
             ctx.ctes[cte.alias_or_name] = cte
@@ -72,7 +75,10 @@ def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> Quer
             if cte.alias_or_name not in read:
                 unused_ctx = ctx.with_ctes({k: v for k, v in ctx.ctes.items() if k != cte.alias_or_name},
                                            depends_on=[], fold_constants=False)
-                plan_query(cte.this, unused_ctx, top=False)
+                if cte.args.get(recursive.RECURSIVE_MARK):
+                    recursive.plan_recursive_cte(cte, unused_ctx)
+                else:
+                    plan_query(cte.this, unused_ctx, top=False)
     if isinstance(node, exp.Subquery):
         inner = plan_query(node.this, ctx, top=False)
         return _order_limit(inner, node, ctx, top, None)
@@ -230,6 +236,14 @@ def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
         parts = tuple(p for p in (node.catalog, node.db, name) if p)
         if len(parts) == 1 and name in ctx.ctes:
             cte = ctx.ctes[name]
+            if isinstance(cte, recursive.RecursiveRef):  # the recursive reference to a binding
+                names = _rename(list(cte.names), col_aliases, alias or name)
+                return _Item(Get(cte.id, cte.types), Scope([ScopeColumn(alias or name, n, t)
+                                                            for n, t in zip(names, cte.types)]))
+            if cte.args.get(recursive.RECURSIVE_MARK):
+                q = recursive.plan_recursive_cte(cte, ctx)
+                names = _rename([c.name for c in q.columns], col_aliases, alias or name)
+                return _Item(q.plan, Scope([ScopeColumn(alias or name, n, t) for n, t in zip(names, q.types)]))
             inner_ctx = ctx.with_ctes({k: v for k, v in ctx.ctes.items() if k != name})
             q = plan_query(cte.this, inner_ctx, top=False)
             _, cte_cols = _alias_columns(cte)
@@ -361,6 +375,8 @@ def _as_lateral_if_reading_outer(node: exp.Expression, outer: _Item, ctx: PlanCo
         query = node.this
     elif isinstance(node, exp.Table) and not node.db and node.name in ctx.ctes:
         cte = ctx.ctes[node.name]
+        if isinstance(cte, recursive.RecursiveRef) or cte.args.get(recursive.RECURSIVE_MARK):
+            return None  # a recursive binding, or a recursive CTE (planned by planner/recursive.py)
         query = cte.this
         as_name, as_columns = _alias_columns(node)
         _, cte_columns = _alias_columns(cte)
