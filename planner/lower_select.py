@@ -28,7 +28,7 @@ from planner.context import PlanContext
 from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.rules.fold_constants import fold_constant
-from planner.scalar import (ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
+from planner.scalar import (ScalarLowerer, bpchar_as_text, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
                             window_not_allowed)
 from planner.system_catalog import plan_system_relation, resolve_system
 from planner.scope import Scope, ScopeColumn
@@ -590,7 +590,8 @@ def _semijoin(plan: Plan, width: int, key: ScalarExpr, sub: QueryResult, ctx: Pl
     """Rows of `plan` whose `key` is among the subquery's values (`WHERE key IN (SELECT ...)`):
     a join with the subquery's distinct values, so each row keeps its multiplicity. NULLs never
     match, which is what IN does in a WHERE clause."""
-    (key, value), _ = coerce_all([key, ColumnRef(0, sub.types[0])], ctx, "IN", common=False)
+    (key, value), _ = coerce_all(bpchar_as_text([key, ColumnRef(0, sub.types[0])], ctx), ctx, "IN",
+                                 common=False)
     key, value = resolve_unknown(key, ctx), resolve_unknown(value, ctx)
     values = Distinct(sub.plan if isinstance(value, ColumnRef) else Project(Map(sub.plan, (value,)), (1,)))
     if isinstance(key, ColumnRef):

@@ -18,7 +18,7 @@ from typing import Callable
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
-from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
+from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
 from dataflow.types import (BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, UNKNOWN, SqlType, TypeKind,
                             array_of)
 from planner.casts import cast_value, fit_length
@@ -364,6 +364,13 @@ class ScalarLowerer:
             if node.args.get("query") is not None:
                 raise unsupported(f"IN (subquery) in {self.clause}")
             items = [self.lower(node.this)] + [self.lower(e) for e in node.expressions]
+            if len(items) > 2 and items[0].type.kind is TypeKind.BPCHAR and all(
+                    e.type.kind in _STRING_KINDS and not columns_used(e) for e in items[1:]):
+                # PostgreSQL compares `x IN (c1, c2, ...)` of constants as `x = ANY` of an array
+                # of their common type, character for a character(n) x: the constants' trailing
+                # blanks do not count either (one constant is a plain `=`, of text with text).
+                items = items[:1] + [coerce(e, SqlType(TypeKind.BPCHAR), ctx) for e in items[1:]]
+            items = self._bpchar_as_text(items)
             items, _ = coerce_all(items, ctx, "IN", common=False)
             items = [resolve_unknown(a, ctx) for a in items]
             return Call("in_list", tuple(items), BOOL)
@@ -686,19 +693,12 @@ class ScalarLowerer:
             t = NUMERIC  # numeric arithmetic yields unconstrained numeric, as in PostgreSQL
         return Call(fn, (coerce(l, t, ctx), coerce(r, t, ctx)), t)
 
+    def _bpchar_as_text(self, items: list[ScalarExpr]) -> list[ScalarExpr]:
+        return bpchar_as_text(items, self.ctx)
+
     def compare(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
         ctx = self.ctx
-        if TypeKind.BPCHAR in (l.type.kind, r.type.kind) and not (l.type == r.type and l.type.length):
-            # Trailing blanks of character(n) are insignificant: compare the values as text
-            # (the cast drops the padding). Two columns of one character(n) type are padded
-            # alike and compare directly (so they stay usable as join keys).
-            def as_text(e: ScalarExpr) -> ScalarExpr:
-                # A literal or varchar compared with a character(n) is compared as one (its
-                # trailing blanks do not count either: 'ab ' = 'ab'); text is compared as text.
-                if e.type.kind in (TypeKind.UNKNOWN, TypeKind.VARCHAR):
-                    e = coerce(e, SqlType(TypeKind.BPCHAR), ctx)
-                return coerce(e, TEXT, ctx)
-            l, r = as_text(l), as_text(r)
+        l, r = self._bpchar_as_text([l, r])
         if l.type.kind is TypeKind.UNKNOWN and r.type.kind is not TypeKind.UNKNOWN:
             l = coerce(l, r.type, ctx)
         elif r.type.kind is TypeKind.UNKNOWN and l.type.kind is not TypeKind.UNKNOWN:
@@ -891,3 +891,24 @@ def expr_name(node: exp.Expression) -> str:
         key = node.key.lower()
         return {"ceil": "ceil", "trim": "btrim", "strposition": "position"}.get(key, key)
     return "?column?"
+
+
+_STRING_KINDS = (TypeKind.UNKNOWN, TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR)
+
+
+def bpchar_as_text(items: list[ScalarExpr], ctx) -> list[ScalarExpr]:
+    """Operands of `=`, `<`, ..., `IN` or an IN-subquery key with a character(n) among them.
+    Trailing blanks of character(n) are insignificant: compare the values as text (the cast
+    drops the padding). Operands all of one character(n) type are padded alike and compare
+    directly (so they stay usable as join keys)."""
+    if not any(e.type.kind is TypeKind.BPCHAR for e in items) or (
+            items[0].type.length and all(e.type == items[0].type for e in items)):
+        return items
+
+    def as_text(e: ScalarExpr) -> ScalarExpr:
+        # A literal or varchar compared with a character(n) is compared as one (its trailing
+        # blanks do not count either: 'ab ' = 'ab'); text is compared as text.
+        if e.type.kind in (TypeKind.UNKNOWN, TypeKind.VARCHAR):
+            e = coerce(e, SqlType(TypeKind.BPCHAR), ctx)
+        return coerce(e, TEXT, ctx)
+    return [as_text(e) for e in items]
