@@ -25,15 +25,18 @@ where defaults are 0 for count and NULL for the rest.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
-from dataflow.types import BOOL, FLOAT8, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
+from dataflow.types import BOOL, FLOAT8, INT4, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
 from planner.context import PlanContext
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.functions.registry import choose, no_function
+from planner.grouping_sets import grouping_value
 from planner.scalar import ScalarLowerer, coerce, expr_name, is_aggregate, resolve_unknown, to_bool
 from planner.scope import Scope
 from planner.subqueries import contains_subquery
@@ -79,7 +82,22 @@ def contains_aggregate(node: exp.Expression) -> bool:
     def nested(n: exp.Expression) -> bool:
         return n is not node and isinstance(n, (exp.Subquery, exp.Select))
 
-    return any(is_aggregate(n) and not nested(n) and not _window_function(n) for n in node.walk(prune=nested))
+    return any((is_aggregate(n) or is_grouping_call(n)) and not nested(n) and not _window_function(n)
+               for n in node.walk(prune=nested))
+
+
+def is_grouping_call(node: exp.Expression) -> bool:
+    """`GROUPING(a, ...)`, which makes a query grouped as an aggregate does."""
+    return isinstance(node, exp.Anonymous) and node.name.lower() == "grouping"
+
+
+@dataclass(frozen=True)
+class GroupingCall:
+    """A GROUPING(...) in a grouped query: the positions of its arguments among the keys. It
+    takes a column of the Reduce's output as an aggregate does (a constant per grouping set)."""
+
+    args: tuple[int, ...]
+    type: SqlType = INT4
 
 
 def _window_function(n: exp.Expression) -> bool:
@@ -130,18 +148,23 @@ class Grouping:
     """Collects group keys and aggregates for one SELECT and builds its Reduce."""
 
     def __init__(self, input_plan: Plan, scope: Scope, ctx: PlanContext,
-                 keys: list[ScalarExpr]) -> None:
+                 keys: list[ScalarExpr], sets: list[tuple[int, ...]] | None = None) -> None:
         self.input_plan = input_plan
         self.scope = scope
         self.ctx = ctx
         self.keys = keys
-        self.aggs: list[AggregateExpr] = []
+        # GROUPING SETS / ROLLUP / CUBE (`planner.grouping_sets`): each set as positions in
+        # `keys`; None: one set of every key (a plain GROUP BY).
+        self.sets = sets
+        self.aggs: list[AggregateExpr | GroupingCall] = []
         self.input_lowerer = ScalarLowerer(scope, ctx, clause="aggregate function arguments")
 
     def lowerer(self, clause: str) -> ScalarLowerer:
         return ScalarLowerer(self.scope, self.ctx, hook=self._hook, clause=clause)
 
     def _hook(self, node: exp.Expression) -> ScalarExpr | None:
+        if is_grouping_call(node):
+            return self._grouping(node)
         if is_aggregate(node):
             return self._aggregate(node)
         if isinstance(node, (exp.Literal, exp.Boolean, exp.Null, exp.Parameter, exp.Star)):
@@ -165,6 +188,20 @@ class Grouping:
             raise SqlError(SqlState.GROUPING_ERROR,
                            f'column "{col}" must appear in the GROUP BY clause or be used in an aggregate function')
         return None
+
+    def _grouping(self, node: exp.Anonymous) -> ScalarExpr:
+        args = []
+        for a in node.expressions:
+            if contains_aggregate(a):
+                raise SqlError(SqlState.GROUPING_ERROR, "aggregate function calls cannot be nested")
+            e = self.input_lowerer.lower(a)
+            if e not in self.keys:
+                raise SqlError(SqlState.GROUPING_ERROR,
+                               "arguments to GROUPING must be grouping expressions of the associated query level")
+            args.append(self.keys.index(e))
+        if not args or len(args) > 31:
+            raise SqlError("54011", "GROUPING must have fewer than 32 arguments")
+        return self._column_of(GroupingCall(tuple(args)))
 
     def _filter(self, node: exp.Filter) -> tuple[exp.Expression, ScalarExpr]:
         """The aggregate call under `agg(...) FILTER (WHERE cond)` and the lowered condition."""
@@ -323,7 +360,7 @@ class Grouping:
             return Call("float_from_order_key", (self._column_of(key),), arg.type)
         return self._column_of(AggregateExpr(func, arg, result, distinct))
 
-    def _column_of(self, agg: AggregateExpr) -> ColumnRef:
+    def _column_of(self, agg: AggregateExpr | GroupingCall) -> ColumnRef:
         if agg not in self.aggs:
             self.aggs.append(agg)
         return ColumnRef(len(self.keys) + self.aggs.index(agg), agg.type)
@@ -340,10 +377,23 @@ class Grouping:
             else:
                 key_cols.append(width + n_extra)
                 n_extra += 1
-        reduce = Reduce(plan, tuple(key_cols), tuple(self.aggs))
-        if self.keys:
-            return reduce
-        return global_aggregate(reduce)
+        aggs = tuple(a for a in self.aggs if isinstance(a, AggregateExpr))
+        if self.sets is None and len(aggs) == len(self.aggs):
+            reduce = Reduce(plan, tuple(key_cols), aggs)
+            return reduce if self.keys else global_aggregate(reduce)
+        # One Reduce per grouping set over the same input, each laid out as keys ++ aggregates
+        # (NULL for keys its set lacks, GROUPING(...) as constants), in a union.
+        branches = []
+        for s in self.sets if self.sets is not None else [tuple(range(len(self.keys)))]:
+            reduce = Reduce(plan, tuple(key_cols[k] for k in s), aggs)
+            branch = reduce if s else global_aggregate(reduce)
+            exprs: list[ScalarExpr] = [ColumnRef(s.index(k), key.type) if k in s else Literal(None, key.type)
+                                       for k, key in enumerate(self.keys)]
+            exprs += [ColumnRef(len(s) + aggs.index(a), a.type) if isinstance(a, AggregateExpr)
+                      else Literal(grouping_value(list(a.args), s), INT4) for a in self.aggs]
+            width = len(s) + len(aggs)
+            branches.append(Project(Map(branch, tuple(exprs)), tuple(range(width, width + len(exprs)))))
+        return branches[0] if len(branches) == 1 else Union_(tuple(branches))
 
 
 def _refuse_outer_aggregate(args: list[ScalarExpr], scope: Scope) -> None:

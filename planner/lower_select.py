@@ -25,6 +25,8 @@ from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
 from planner import recursive
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
+from planner.distinct_on import distinct_on_columns, distinct_on_plan
+from planner.grouping_sets import expand as expand_grouping, has_grouping_sets
 from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.rules.fold_constants import fold_constant
@@ -726,15 +728,16 @@ def _expand_select(sel: exp.Select, scope: Scope) -> list[tuple[exp.Expression |
     return out
 
 
-def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[ScalarExpr]:
+def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext
+                ) -> tuple[list[ScalarExpr], list[tuple[int, ...]] | None]:
+    """The GROUP BY keys, and with GROUPING SETS / ROLLUP / CUBE the grouping sets (positions in
+    the keys; `planner.grouping_sets`), else None."""
     group = sel.args.get("group")
     if group is None:
-        return []
-    if group.args.get("rollup") or group.args.get("cube") or group.args.get("grouping_sets"):
-        raise unsupported("GROUPING SETS, ROLLUP and CUBE")
+        return [], None
     lowerer = ScalarLowerer(scope, ctx, clause="GROUP BY")
-    keys: list[ScalarExpr] = []
-    for g in group.expressions:
+
+    def lower_key(g: exp.Expression) -> ScalarExpr:
         node: exp.Expression | int = g
         bare = g
         while isinstance(bare, (exp.Paren, exp.Neg)):  # PostgreSQL folds `(- 0.5)` into a constant
@@ -755,16 +758,24 @@ def _group_keys(sel: exp.Select, items, scope: Scope, ctx: PlanContext) -> list[
                     raise
                 node = named[0]
         if isinstance(node, int):
-            e = ColumnRef(node, scope.columns[node].type)
-        else:
-            if contains_aggregate(node):
-                raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
-            if contains_subquery(node):
-                raise unsupported("subqueries in GROUP BY")
-            e = resolve_unknown(lowerer.lower(node), ctx)
+            return ColumnRef(node, scope.columns[node].type)
+        if contains_aggregate(node):
+            raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
+        if contains_subquery(node):
+            raise unsupported("subqueries in GROUP BY")
+        return resolve_unknown(lowerer.lower(node), ctx)
+
+    if has_grouping_sets(group):
+        keys, sets = expand_grouping(group, lower_key)
+        if len(sets) != 1:
+            return keys, sets
+        return [keys[k] for k in sets[0]], None  # one set: a plain GROUP BY (`GROUP BY ()`: none)
+    keys: list[ScalarExpr] = []
+    for g in group.expressions:
+        e = lower_key(g)
         if e not in keys:
             keys.append(e)
-    return keys
+    return keys, None
 
 
 def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
@@ -788,8 +799,11 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
     if aggregated:
         if any(find_table_functions(it) for it, _ in items if not isinstance(it, int)):
             raise unsupported("set-returning functions in a select list with aggregates or GROUP BY")
-        user_keys = _group_keys(sel, items, scope, ctx)
-        grouping = Grouping(base.plan, scope, ctx, user_keys + [k for k in outer_keys if k not in user_keys])
+        user_keys, grouping_sets = _group_keys(sel, items, scope, ctx)
+        if grouping_sets is not None and outer_keys:
+            raise unsupported("GROUPING SETS, ROLLUP or CUBE in a correlated subquery")
+        grouping = Grouping(base.plan, scope, ctx, user_keys + [k for k in outer_keys if k not in user_keys],
+                            grouping_sets)
         # Subqueries here see the grouped rows: the GROUP BY columns (keys come first).
         subqueries = Subqueries(_grouped_scope(grouping.keys, scope), ctx)
         lowerer = grouping.lowerer("SELECT")
@@ -839,21 +853,26 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         order_lowerer = lowerer
     names = [name for _, name in items]
     distinct = sel.args.get("distinct")
-    if distinct is not None and distinct.args.get("on"):
-        raise unsupported("SELECT DISTINCT ON")
+    distinct_on = distinct.args.get("on") if distinct is not None else None
+    if distinct_on is not None:
+        distinct = None  # DISTINCT ON is a top-1 per group (`planner.distinct_on`), not a Distinct
     # ORDER BY: output name or position, else an expression (a hidden extra column).
     order_by, extras = [], []
+
+    def expression_column(node: exp.Expression, what: str) -> int:
+        e = resolve_unknown(order_lowerer.lower(node), ctx)
+        if e in exprs:
+            return exprs.index(e)
+        if distinct is not None:
+            raise SqlError("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+        if e not in extras:
+            extras.append(e)
+        return len(exprs) + len(outer_keys) + extras.index(e)
+    on_cols = distinct_on_columns(distinct_on, names, expression_column) if distinct_on is not None else None
     for o in (order.expressions if order else []):
         col = _output_ref(o.this, names, sel.expressions)
         if col is None:
-            e = resolve_unknown(order_lowerer.lower(o.this), ctx)
-            if e in exprs:
-                col = exprs.index(e)
-            else:
-                if distinct is not None:
-                    raise SqlError("42P10", "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
-                extras.append(e)
-                col = len(exprs) + len(outer_keys) + len(extras) - 1
+            col = expression_column(o.this, "ORDER BY")
         order_by.append(_order_entry(col, o))
     if aggregated:
         plan = grouping.build()
@@ -879,6 +898,9 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
     plan = _project_exprs(plan, width, exprs + outer_keys + extras)
     if distinct is not None:
         plan = Distinct(plan)
+    if on_cols is not None:
+        plan = distinct_on_plan(plan, on_cols, tuple(order_by),
+                                tuple(range(len(exprs), len(exprs) + len(outer_keys))))
     origins = [scope.columns[e.index].origin if not aggregated and isinstance(e, ColumnRef)
                and e.index < len(scope.columns) else None for e in exprs]
     columns = tuple(Column(n, e.type, table_oid=o[0] if o else 0, attnum=o[1] if o else 0)
