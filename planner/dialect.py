@@ -363,6 +363,22 @@ def _parse_expr(text: str) -> exp.Expression:
     return tree.expressions[0]
 
 
+def _values_as_select(values: exp.Values) -> exp.Select:
+    """A VALUES list as a statement (`VALUES (1, 'a'), (2, 'b') ORDER BY 1 LIMIT 1`) as
+    `SELECT * FROM (VALUES ...) AS "*VALUES*"` with its ORDER BY / LIMIT / OFFSET, which is what
+    PostgreSQL's parser makes of it too (columns column1, column2, ...)."""
+    tail = {k: values.args.get(k) for k in ("order", "limit", "offset", "with_")}
+    inner = values.copy()
+    for k in tail:
+        inner.set(k, None)
+    inner.set("alias", exp.TableAlias(this=exp.to_identifier("*VALUES*", quoted=True)))
+    sel = exp.Select(expressions=[exp.Star()]).from_(inner)
+    for k, v in tail.items():
+        if v is not None:
+            sel.set(k, v)
+    return sel
+
+
 def parse_query(text: str, toks: list[Token] | None = None) -> Any:
     """A query, possibly with a trailing AS OF: an exp.Query or SelectAsOf."""
     toks = tokenize(text) if toks is None else toks
@@ -373,6 +389,8 @@ def parse_query(text: str, toks: list[Token] | None = None) -> Any:
         return parse_mutually_recursive(text, toks)
     body, as_of = _split_as_of(text, toks)
     tree = parse_sqlglot(body)
+    if isinstance(tree, exp.Values):
+        tree = _values_as_select(tree)
     if not isinstance(tree, exp.Query):
         raise syntax_error_at(toks[0])
     if as_of is None:

@@ -82,6 +82,22 @@ def plan_query(node: exp.Expression, ctx: PlanContext, top: bool = True) -> Quer
                 else:
                     plan_query(cte.this, unused_ctx, top=False)
     if isinstance(node, exp.Subquery):
+        inner_node = node.this
+        while isinstance(inner_node, exp.Subquery) and not inner_node.args.get("alias"):
+            inner_node = inner_node.this
+        for k, what in (("order", "ORDER BY"), ("limit", "LIMIT"), ("offset", "OFFSET")):
+            if node.args.get(k) and isinstance(inner_node, exp.Query) and inner_node.args.get(k):
+                raise SqlError(SqlState.SYNTAX_ERROR, f"multiple {what} clauses not allowed")
+    if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select) and \
+            not any(node.this.args.get(k) for k in ("order", "limit", "offset")) and \
+            any(node.args.get(k) for k in ("order", "limit", "offset")):
+        # `(SELECT ...) ORDER BY e LIMIT n`: the clauses belong to the SELECT, as PostgreSQL's
+        # grammar attaches them, so ORDER BY may use any expression over its FROM items.
+        inner_sel = node.this.copy()
+        for k in ("order", "limit", "offset"):
+            inner_sel.set(k, node.args.get(k))
+        return _plan_select(inner_sel, ctx, top)
+    if isinstance(node, exp.Subquery):
         inner = plan_query(node.this, ctx, top=False)
         return _order_limit(inner, node, ctx, top, None)
     if isinstance(node, exp.Select):
@@ -409,8 +425,11 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
     sides = [(j.side or "").upper() for j in joins]
     for i, j in enumerate(joins):
         side, kind = sides[i], (j.kind or "").upper()
-        if kind in ("SEMI", "ANTI") or j.args.get("method"):
-            raise unsupported(f"{(j.args.get('method') or kind)} JOIN")
+        method = (j.args.get("method") or "").upper()
+        if kind in ("SEMI", "ANTI") or method not in ("", "NATURAL"):
+            raise unsupported(f"{(method or kind)} JOIN")
+        if method == "NATURAL" and (kind == "CROSS" or j.args.get("on") or j.args.get("using")):
+            raise SqlError(SqlState.SYNTAX_ERROR, f'syntax error at or near "{kind or "ON"}"')
         if _lateral_query(j.this) is not None:
             # JOIN LATERAL (SELECT ...): planned per distinct value of what it reads on its left.
             if side in ("RIGHT", "FULL") or j.args.get("using"):
@@ -430,17 +449,21 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
             group.conds.extend(_conjuncts(j.args.get("on")))
             continue
         item = _plan_from_item(j.this, ctx)
+        using = [ident.name for ident in j.args.get("using") or []]
+        if method == "NATURAL":  # USING the column names both sides have, in the left's order
+            using = _natural_columns(Scope(group.scope().columns[before:]), item.scope)
         if side in ("LEFT", "RIGHT", "FULL"):
-            if j.args.get("using"):
-                raise unsupported(f"{side} JOIN ... USING")
             later = [s for s in sides[i:] if s in ("LEFT", "RIGHT", "FULL")]
             pushable = where if where is not None and all(s == "LEFT" for s in later) else None
             left = _close_group(group, pushable, ctx, final=False)
-            group = _Group([_outer_join(left, item, side, j.args.get("on"), ctx)])
+            if using:
+                group = _Group([_outer_join_using(left, item, side, using, before, ctx)])
+            else:
+                group = _Group([_outer_join(left, item, side, j.args.get("on"), ctx)])
             continue
         if kind == "OUTER":
             raise unsupported("OUTER JOIN without LEFT, RIGHT or FULL")
-        if j.args.get("using"):
+        if using:
             left_scope = group.scope()
             base = len(left_scope.columns)
             hidden = list(item.scope.columns)
@@ -450,8 +473,7 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
             # inner join); the left copy keeps its type for `a.c` and leaves `c` and `*`.
             extra: list[ScalarExpr] = []
             extra_cols: list[ScopeColumn] = []
-            for ident in j.args["using"]:
-                name = ident.name
+            for name in using:
                 li = before + Scope(left_scope.columns[before:]).resolve(name)
                 ri = item.scope.resolve(name)
                 lt, rt = left_scope.columns[li].type, item.scope.columns[ri].type
@@ -481,6 +503,60 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
         group.conds.extend(_conjuncts(j.args.get("on")))
         group.add(item)
     return group
+
+
+def _natural_columns(left: Scope, right: Scope) -> list[str]:
+    """NATURAL JOIN's USING list: the names of visible columns both sides have, in the left
+    side's order (no common name: a cross join, as in PostgreSQL)."""
+    right_names = {c.name for c in right.columns if not c.using_hidden and c.level == 0}
+    out: list[str] = []
+    for c in left.columns:
+        if not c.using_hidden and c.level == 0 and c.name in right_names and c.name not in out:
+            out.append(c.name)
+    return out
+
+
+def _outer_join_using(left: _Item, right: _Item, side: str, names: list[str], before: int,
+                      ctx: PlanContext) -> _Item:
+    """LEFT / RIGHT / FULL JOIN ... USING (or NATURAL): an outer join on the equalities of the
+    named columns, each merged into one column as PostgreSQL does: the left copy for LEFT, the
+    right copy for RIGHT, COALESCE(left, right) for FULL (cast to their common type). The
+    copies stay reachable qualified (`a.k`); `*` lists the merged columns first."""
+    nl, nr = len(left.scope.columns), len(right.scope.columns)
+    lowerer = ScalarLowerer(left.scope + right.scope, ctx, clause="JOIN/USING")
+    preds: list[ScalarExpr] = []
+    merged: list[tuple[int, int, str, ScalarExpr]] = []
+    for name in names:
+        li = before + Scope(left.scope.columns[before:]).resolve(name)
+        ri = right.scope.resolve(name)
+        lt, rt = left.scope.columns[li].type, right.scope.columns[ri].type
+        preds.append(lowerer.compare("eq", "=", ColumnRef(li, lt), ColumnRef(nl + ri, rt)))
+        (_, _), common = coerce_all([Literal(None, lt), Literal(None, rt)], ctx, "JOIN/USING")
+        l, r = coerce(ColumnRef(li, lt), common, ctx), coerce(ColumnRef(nl + ri, rt), common, ctx)
+        value = l if side == "LEFT" else r if side == "RIGHT" else Call("coalesce", (l, r), common)
+        merged.append((li, ri, name, value))
+    joined = _outer_join(left, right, side, None, ctx, using_preds=preds)
+    columns = list(left.scope.columns) + list(right.scope.columns)
+    extra: list[ScalarExpr] = []
+    positions: list[int] = []
+    for li, ri, name, value in merged:
+        for k in (li, nl + ri):
+            c = columns[k]
+            columns[k] = ScopeColumn(c.table, c.name, c.type, using_hidden=True, origin=c.origin)
+        if isinstance(value, ColumnRef):
+            c = columns[value.index]
+            columns[value.index] = ScopeColumn(c.table, c.name, c.type, origin=c.origin)
+            positions.append(value.index)
+        else:
+            extra.append(value)
+            columns.append(ScopeColumn(None, name, value.type))
+            positions.append(nl + nr + len(extra) - 1)
+    order = left.scope.star_order() + [nl + p for p in right.scope.star_order()]
+    star = [p for p in order if p < before] + positions + [p for p in order if p >= before and p not in positions]
+    plan = joined.plan
+    if extra:
+        plan = Map(plan, tuple(extra))
+    return _Item(plan, Scope(columns, star))
 
 
 def _hide_group_column(group: _Group, position: int) -> None:
@@ -602,7 +678,8 @@ def _semijoin(plan: Plan, width: int, key: ScalarExpr, sub: QueryResult, ctx: Pl
     return Project(joined, tuple(range(width)))
 
 
-def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None, ctx: PlanContext) -> _Item:
+def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None, ctx: PlanContext,
+                using_preds: list[ScalarExpr] = ()) -> _Item:
     """LEFT / RIGHT / FULL JOIN ... ON: the ON condition lowered over both sides, then
     `planner.outer_join` builds it from inner joins, semijoins and NULL padding."""
     scope = left.scope + right.scope
@@ -620,7 +697,7 @@ def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None,
             late.extend(_split_scalar(to_bool(late_lowerer.lower(cond), ctx, "JOIN/ON")))
             continue
         preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "JOIN/ON")))
-    preds = factor_disjunctions(preds)
+    preds = factor_disjunctions(preds + list(using_preds))
     if any(isinstance(p, Literal) and p.value is not True for p in preds):
         preds = [Literal(False, BOOL)]  # ON false / ON NULL: nothing matches
     if any("mz_now" in repr(p) for p in preds):
@@ -966,13 +1043,30 @@ def _output_ref(node: exp.Expression, names: list[str], select_nodes) -> int | N
 def _limit_value(node: exp.Expression | None, ctx: PlanContext, what: str) -> int | None:
     if node is None:
         return None
-    e = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
+    if isinstance(node, exp.Fetch):  # FETCH FIRST [n] ROWS ONLY: LIMIT n (1 without n)
+        options = node.args.get("limit_options")
+        if options is not None and options.args.get("with_ties"):
+            raise unsupported("FETCH FIRST ... WITH TIES")
+        if options is not None and options.args.get("percent"):
+            raise SqlError(SqlState.SYNTAX_ERROR, 'syntax error at or near "PERCENT"')
+        e = node.args.get("count") or exp.Literal.number(1)
+    else:
+        e = node.expression if isinstance(node, (exp.Limit, exp.Offset)) else node
     if e is None or (isinstance(e, exp.Var) and e.name.upper() == "ALL"):
         return None
+    if any(isinstance(n, exp.Column) for n in e.walk()) and not contains_subquery(e):
+        raise SqlError("42P10", f"argument of {what} must not contain variables")
     v = ScalarLowerer(Scope(), ctx, clause=what).lower(e)
     if isinstance(v, Literal) and v.value is None and v.type.kind is TypeKind.UNKNOWN:
         return None
-    v = fold_constant(coerce(v, INT8, ctx))  # a constant even where folding is off (unread CTEs)
+    try:  # as PostgreSQL's coerce_to_specific_type: an assignment cast (1.5 rounds to 2)
+        v = coerce(v, INT8, ctx, mode="assignment")
+    except SqlError as err:
+        if err.sqlstate != SqlState.DATATYPE_MISMATCH:
+            raise
+        raise SqlError(SqlState.DATATYPE_MISMATCH,
+                       f"argument of {what} must be type bigint, not type {v.type.name}") from None
+    v = fold_constant(v)  # a constant even where folding is off (unread CTEs)
     if not isinstance(v, Literal):
         raise unsupported(f"non-constant {what}")
     if v.value is not None and v.value < 0:
@@ -1012,8 +1106,15 @@ def _order_limit(result: QueryResult, node: exp.Expression, ctx: PlanContext, to
     order_by = []
     for o in (order.expressions if order else []):
         col = _output_ref(o.this, names, None)
+        if col is None and isinstance(o.this, exp.Column) and o.this.table:
+            raise SqlError(SqlState.UNDEFINED_TABLE, f'missing FROM-clause entry for table "{o.this.table}"')
+        if col is None and isinstance(o.this, exp.Column):
+            raise SqlError(SqlState.UNDEFINED_COLUMN, f'column "{o.this.name}" does not exist')
         if col is None:
-            raise unsupported("ORDER BY on an expression of a set operation's result")
+            # PostgreSQL's own restriction (its message and SQLSTATE).
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
+                           detail="Only result column names can be used, not expressions or functions.",
+                           hint="Add the expression/function to every SELECT, or move the UNION into a FROM clause.")
         order_by.append(_order_entry(col, o))
     if not order_by and node.args.get("limit") is None and node.args.get("offset") is None:
         if top and result.finishing != Finishing():

@@ -161,7 +161,7 @@ def test_scalar_typing(cat):
     ("SELECT id FROM orders, customers", "42702"),
     ("SELECT * FROM missing", "42P01"),
     ("SELECT foo(1)", "42883"),
-    ("SELECT * FROM orders o LEFT JOIN customers c USING (id)", "0A000"),
+    ("SELECT * FROM orders o LEFT JOIN customers c USING (nope)", "42703"),
     ("SELECT sum((SELECT 1)) FROM orders", "0A000"),
     ("CREATE MATERIALIZED VIEW mv_now AS SELECT now()", "0A000"),
     ("SELECT 1::int2 + 99999::int2", "22003"),
