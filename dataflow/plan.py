@@ -253,14 +253,24 @@ def children(plan: Plan) -> tuple[Plan, ...]:
 
 
 def collections_read(plan: Plan) -> set[str]:
-    """Ids of every collection the plan reads."""
-    if isinstance(plan, (Get, IndexLookup)):
-        return {plan.id}
+    """Ids of every collection the plan reads. Each node object is visited once: plans share
+    sub-plans (an outer join reads its inputs several times, nested ones share them again), and
+    walking every path of such a DAG would take time exponential in the nesting."""
     out: set[str] = set()
-    for c in children(plan):
-        out |= collections_read(c)
-    if isinstance(plan, LetRec):
-        out -= set(plan.ids)
+    seen: set[int] = set()
+    bound: set[str] = set()  # ids of recursive bindings: read inside their LetRec, not collections
+    stack = [plan]
+    while stack:
+        p = stack.pop()
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        if isinstance(p, (Get, IndexLookup)):
+            out.add(p.id)
+        if isinstance(p, LetRec):
+            bound.update(p.ids)
+        stack.extend(children(p))
+    out -= bound
     return out
 
 

@@ -19,7 +19,7 @@ import threading
 import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -337,23 +337,34 @@ class Worker:
 def _extract_lookups(plan):
     """Replace IndexLookup leaves by Gets of the index; return the keys to look up per index."""
     lookups: dict[str, tuple[tuple[int, ...], pa.Table]] = {}
+    # Each node object is rewritten once (and a node with nothing to rewrite below it is kept):
+    # a sub-plan several nodes read (outer joins share their inputs) stays one shared operator,
+    # and the walk stays linear in the plan, not in its paths.
+    done: dict[int, Any] = {}
 
     def visit(node):
+        key = id(node)
+        if key not in done:
+            done[key] = rewrite(node)
+        return done[key]
+
+    def rewrite(node):
         if isinstance(node, IndexLookup):
             key_types = [node.types[k] for k in node.key]
             columns = [pa.array([row[i] for row in node.keys], t.arrow) for i, t in enumerate(key_types)]
             lookups[node.id] = (node.key, pa.Table.from_arrays(columns, names=[f"k{i}" for i in range(len(columns))]))
             return Get(node.id, node.types)
         kids = children(node)
-        if not kids:
+        if not kids or isinstance(node, LetRec):
+            return node  # (lookups are only planned outside loops)
+        new = tuple(visit(k) for k in kids)
+        if all(a is b for a, b in zip(new, kids)):
             return node
         if isinstance(node, Join):
-            return replace(node, left=visit(node.left), right=visit(node.right))
+            return replace(node, left=new[0], right=new[1])
         if isinstance(node, Union_):
-            return replace(node, inputs=tuple(visit(k) for k in node.inputs))
-        if isinstance(node, LetRec):
-            return node  # lookups are only planned outside loops
-        return replace(node, input=visit(node.input))
+            return replace(node, inputs=new)
+        return replace(node, input=new[0])
 
     return visit(plan), lookups
 
