@@ -184,7 +184,9 @@ class Grouping:
         if e in self.keys:
             return ColumnRef(self.keys.index(e), e.type)
         if isinstance(node, exp.Column):
-            col = f"{node.table}.{node.name}" if node.table else node.name
+            # PostgreSQL names the column with its relation (`t.b`) however it was written.
+            table = self.scope.columns[e.index].table if isinstance(e, ColumnRef) and e.index < len(self.scope.columns) else None
+            col = f"{table or node.table}.{node.name}" if (table or node.table) else node.name
             raise SqlError(SqlState.GROUPING_ERROR,
                            f'column "{col}" must appear in the GROUP BY clause or be used in an aggregate function')
         return None

@@ -947,7 +947,7 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         return len(exprs) + len(outer_keys) + extras.index(e)
     on_cols = distinct_on_columns(distinct_on, names, expression_column) if distinct_on is not None else None
     for o in (order.expressions if order else []):
-        col = _output_ref(o.this, names, sel.expressions)
+        col = _output_ref(o.this, names, [repr(e) for e in exprs])
         if col is None:
             col = expression_column(o.this, "ORDER BY")
         order_by.append(_order_entry(col, o))
@@ -1036,6 +1036,8 @@ def _output_ref(node: exp.Expression, names: list[str], select_nodes) -> int | N
     if isinstance(node, exp.Column) and not node.table and names.count(node.name) >= 1:
         # An output name wins over an input column (SQL92 rule PostgreSQL applies to ORDER BY).
         hits = [i for i, n in enumerate(names) if n == node.name]
+        if len(hits) > 1 and select_nodes is not None and len({select_nodes[i] for i in hits}) > 1:
+            raise SqlError(SqlState.AMBIGUOUS_COLUMN, f'ORDER BY "{node.name}" is ambiguous')
         return hits[0]
     return None
 

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 VIEWS = {
     "rollup": "SELECT g, h, count(*) AS c, sum(x) AS s, grouping(g, h) AS gr FROM t GROUP BY ROLLUP(g, h)",
     "cube": "SELECT g, h, count(DISTINCT x) AS dx, max(x) AS mx, sum(x) FILTER (WHERE x > 10) AS fx, "
-            "avg(n) AS an FROM t GROUP BY CUBE(g, h)",
+            "sum(n) AS an FROM t GROUP BY CUBE(g, h)",
     "sets": "SELECT g, h, count(*) AS c, grouping(h) AS gh FROM t "
             "GROUP BY GROUPING SETS ((g), (h), (), ()) HAVING count(*) > 1",
     "mixed": "SELECT g, h, min(x) AS lo, string_agg(h, ',' ORDER BY h) AS hs FROM t GROUP BY g, ROLLUP(h)",
