@@ -31,7 +31,7 @@ from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_
+from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_, output_types
 from dataflow.types import BOOL, FLOAT8, INT4, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
 from planner.context import PlanContext
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
@@ -76,13 +76,14 @@ def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
                    hint=_NO_FUNCTION_HINT)
 
 
-def contains_aggregate(node: exp.Expression) -> bool:
+def contains_aggregate(node: exp.Expression, grouping: bool = True) -> bool:
     """Whether `node` aggregates at this query level (an aggregate inside a subquery belongs to
-    the subquery, so the walk does not descend into one)."""
+    the subquery, so the walk does not descend into one); GROUPING(...) counts unless
+    `grouping` is false."""
     def nested(n: exp.Expression) -> bool:
         return n is not node and isinstance(n, (exp.Subquery, exp.Select))
 
-    return any((is_aggregate(n) or is_grouping_call(n)) and not nested(n) and not _window_function(n)
+    return any((is_aggregate(n) or (grouping and is_grouping_call(n))) and not nested(n) and not _window_function(n)
                for n in node.walk(prune=nested))
 
 
@@ -383,19 +384,49 @@ class Grouping:
         if self.sets is None and len(aggs) == len(self.aggs):
             reduce = Reduce(plan, tuple(key_cols), aggs)
             return reduce if self.keys else global_aggregate(reduce)
-        # One Reduce per grouping set over the same input, each laid out as keys ++ aggregates
-        # (NULL for keys its set lacks, GROUPING(...) as constants), in a union.
+        # One Reduce per grouping set over the same input, each grouping by every key with the
+        # keys its set lacks replaced by NULL (so its output is already keys ++ aggregates), in
+        # a union; GROUPING(...) values are constants per set.
+        base_width = len(output_types(plan))
+        key_types = [k.type for k in self.keys]
         branches = []
         for s in self.sets if self.sets is not None else [tuple(range(len(self.keys)))]:
-            reduce = Reduce(plan, tuple(key_cols[k] for k in s), aggs)
-            branch = reduce if s else global_aggregate(reduce)
-            exprs: list[ScalarExpr] = [ColumnRef(s.index(k), key.type) if k in s else Literal(None, key.type)
-                                       for k, key in enumerate(self.keys)]
-            exprs += [ColumnRef(len(s) + aggs.index(a), a.type) if isinstance(a, AggregateExpr)
-                      else Literal(grouping_value(list(a.args), s), INT4) for a in self.aggs]
-            width = len(s) + len(aggs)
-            branches.append(Project(Map(branch, tuple(exprs)), tuple(range(width, width + len(exprs)))))
+            absent = [k for k in range(len(self.keys)) if k not in s]
+            branch_in = plan
+            if absent:
+                branch_in = Map(plan, tuple(_reading(ColumnRef(key_cols[k], key_types[k]), Literal(None, key_types[k]))
+                                            for k in absent))
+            group_key = tuple(key_cols[k] if k in s else base_width + absent.index(k) for k in range(len(self.keys)))
+            reduce = Reduce(branch_in, group_key, aggs)
+            branch: Plan = reduce if s else _one_row(reduce, key_types)
+            markers = [a for a in self.aggs if isinstance(a, GroupingCall)]
+            if markers:
+                width = len(self.keys) + len(aggs)
+                exprs: list[ScalarExpr] = [ColumnRef(k, t) for k, t in enumerate(key_types)]
+                exprs += [ColumnRef(len(self.keys) + aggs.index(a), a.type) if isinstance(a, AggregateExpr)
+                          else Literal(grouping_value(list(a.args), s), INT4) for a in self.aggs]
+                branch = Project(Map(branch, tuple(exprs)), tuple(range(width, width + len(exprs))))
+            branches.append(branch)
         return branches[0] if len(branches) == 1 else Union_(tuple(branches))
+
+
+def _reading(col: ColumnRef, value: Literal) -> ScalarExpr:
+    """`value`, written as an expression that reads `col`. Column pruning
+    (`planner.rules.prune_columns`) copies a shared sub-plan for each distinct set of columns
+    its readers demand; the grouping sets' Reduces all demand every key column this way, so
+    they share one input (one join, one scan) instead of one copy each."""
+    return If(Literal(False, BOOL), col, value, value.type)
+
+
+def _one_row(reduce: Reduce, key_types: list[SqlType]) -> Plan:
+    """The empty grouping set: its Reduce (by keys that are all NULL) has at most one row; over
+    empty input the default row (NULL keys, count 0, other aggregates NULL) takes its place."""
+    types = tuple(key_types) + tuple(a.type for a in reduce.aggregates)
+    defaults = tuple([None] * len(key_types)) + tuple(
+        0 if a.func in ("count", "count_star") else None for a in reduce.aggregates)
+    # The retraction reads every column of the Reduce, as the union does, so both read one Reduce.
+    retract = Map(reduce, tuple(_reading(ColumnRef(i, t), Literal(d, t)) for i, (d, t) in enumerate(zip(defaults, types))))
+    return Union_((reduce, Constant((defaults,), types), Negate(Project(retract, tuple(range(len(types), 2 * len(types)))))))
 
 
 def _refuse_outer_aggregate(args: list[ScalarExpr], scope: Scope) -> None:

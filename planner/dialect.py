@@ -190,7 +190,18 @@ def _normalized(tree: exp.Expression, text: str) -> exp.Expression:
     """Unquoted identifiers folded to lower case, as PostgreSQL folds them (`SELECT A FROM T`
     reads column a of table t; `"A"` stays A), then the catalog spellings and join nesting."""
     tree = normalize_identifiers(tree, dialect="postgres")
-    return join_syntax.normalize(catalog_syntax.normalize(tree), text)
+    return _in_values(join_syntax.normalize(catalog_syntax.normalize(tree), text))
+
+
+def _in_values(tree: exp.Expression) -> exp.Expression:
+    """`x IN (VALUES (1), (2))`, which sqlglot reads as a list holding one VALUES, as the
+    subquery it is in PostgreSQL: `x IN (SELECT * FROM (VALUES ...) AS "*VALUES*")`."""
+    for node in list(tree.find_all(exp.In)):
+        items = node.expressions
+        if len(items) == 1 and isinstance(items[0], exp.Values) and node.args.get("query") is None:
+            node.set("expressions", [])
+            node.set("query", exp.Subquery(this=_values_as_select(items[0])))
+    return tree
 
 
 class _Cursor:

@@ -608,7 +608,8 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
     late: list[ScalarExpr] = []
     for cond, is_optional in [(c, False) for c in group.conds] + [(c, True) for c in optional or []]:
         if contains_aggregate(cond):
-            raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
+            what = "aggregate functions" if contains_aggregate(cond, grouping=False) else "grouping operations"
+            raise SqlError(SqlState.GROUPING_ERROR, f"{what} are not allowed in WHERE")
         n_specs = len(subqueries.specs)
         try:
             if isinstance(cond, exp.In) and cond.args.get("query") is not None and \
@@ -691,7 +692,8 @@ def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None,
     late: list[ScalarExpr] = []
     for cond in _conjuncts(on):
         if contains_aggregate(cond):
-            raise SqlError(SqlState.GROUPING_ERROR, "aggregate functions are not allowed in JOIN conditions")
+            what = "aggregate functions" if contains_aggregate(cond, grouping=False) else "grouping operations"
+            raise SqlError(SqlState.GROUPING_ERROR, f"{what} are not allowed in JOIN conditions")
         if contains_subquery(cond):
             # Evaluated for each joined pair (`lower_outer_join`'s residual).
             late.extend(_split_scalar(to_bool(late_lowerer.lower(cond), ctx, "JOIN/ON")))

@@ -88,6 +88,7 @@ ORDERED = [
 ]
 ERRORS = [
     "SELECT grouping(a) FROM t",
+    "SELECT a FROM t WHERE grouping(a) = 0 GROUP BY ROLLUP(a)",
     "SELECT a, grouping(b) FROM t GROUP BY ROLLUP(a)",
     "SELECT a, sum(grouping(a)) FROM t GROUP BY ROLLUP(a)",
     "SELECT a, b FROM t GROUP BY ROLLUP(a)",
