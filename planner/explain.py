@@ -111,9 +111,36 @@ def _line(p: Plan) -> str:
 
 
 def render_plan(plan: Plan, indent: int = 0) -> str:
-    lines = [("  " * indent) + _line(plan)]
-    for c in children(plan):
-        lines.append(render_plan(c, indent + 1))
+    """The plan as an indented tree. A sub-plan read by several nodes (an outer join reads its
+    inputs twice; the dataflow builds it once) is printed in full where it first appears,
+    marked `[shared lN]`, and as `Shared lN` where it appears again: nested outer joins share
+    sub-plans at every level, and printing each path would take exponential space."""
+    counts: dict[int, int] = {}
+
+    def count(p: Plan) -> None:
+        counts[id(p)] = counts.get(id(p), 0) + 1
+        if counts[id(p)] == 1:
+            for c in children(p):
+                count(c)
+
+    count(plan)
+    labels: dict[int, str] = {}
+    lines: list[str] = []
+
+    def walk(p: Plan, depth: int) -> None:
+        pad = "  " * depth
+        if id(p) in labels:
+            lines.append(f"{pad}Shared {labels[id(p)]}")
+            return
+        line = _line(p)
+        if counts[id(p)] > 1:
+            labels[id(p)] = f"l{len(labels)}"
+            line += f"  [shared {labels[id(p)]}]"
+        lines.append(pad + line)
+        for c in children(p):
+            walk(c, depth + 1)
+
+    walk(plan, indent)
     return "\n".join(lines)
 
 
