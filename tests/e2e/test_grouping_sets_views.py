@@ -84,3 +84,4 @@ def test_grouping_sets_and_distinct_on_views_track_postgres(slipstream, pg_oracl
                 got = _answer(ss, f"SELECT * FROM {p}{name}")
                 assert got == want, (step, stmt, name)
         assert nonempty > 20
+        ss.execute(f"DROP TABLE {p}t CASCADE")  # the server is shared by the whole run
