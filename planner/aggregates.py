@@ -286,20 +286,14 @@ class Grouping:
         if name == "array_agg":
             if x.type.kind is TypeKind.ARRAY:
                 raise unsupported("array_agg of arrays (multidimensional arrays)")
-            piece, sep, result = Call("array_element_text", (x,), TEXT), ",", array_of(x.type)
-        elif name == "json_agg":
-            order_by = tuple((guard(k), d, n) for k, d, n in keys)
-            agg = AggregateExpr("string_agg", guard(Call("json_agg_piece", (x,), TEXT)), TEXT, distinct,
-                                (Literal(", ", TEXT),), order_by)
-            return Call("json_agg_wrap", (self._column_of(agg),), JSON)
-        else:
-            as_json = x if x.type.kind is TypeKind.JSONB else Call("to_jsonb", (x,), JSONB)
-            piece = Call("coalesce", (Cast(as_json, TEXT), Literal("null", TEXT)), TEXT)
-            sep, result = ", ", JSONB
-        order_by = tuple((guard(k), d, n) for k, d, n in keys)
-        agg = AggregateExpr("string_agg", guard(piece), TEXT, distinct, (Literal(sep, TEXT),), order_by)
-        return Call("collect_wrap", (self._column_of(agg), Literal("{}" if name == "array_agg" else "[]", TEXT)),
-                    result)
+            joined = self._joined(Call("array_element_text", (x,), TEXT), ",", distinct, keys, guard)
+            return Call("collect_wrap", (joined, Literal("{}", TEXT)), array_of(x.type))
+        if name == "json_agg":
+            joined = self._joined(Call("json_agg_piece", (x,), TEXT), ", ", distinct, keys, guard)
+            return Call("json_agg_wrap", (joined,), JSON)
+        as_json = x if x.type.kind is TypeKind.JSONB else Call("to_jsonb", (x,), JSONB)
+        piece = Call("coalesce", (Cast(as_json, TEXT), Literal("null", TEXT)), TEXT)
+        return Call("collect_wrap", (self._joined(piece, ", ", distinct, keys, guard), Literal("[]", TEXT)), JSONB)
 
     def _collect_object(self, name: str, raw: list[ScalarExpr], distinct: bool, keys, guard) -> ScalarExpr:
         """json_object_agg(k, v) and jsonb_object_agg(k, v) as a string_agg of `"k" : v` members,
@@ -308,12 +302,16 @@ class Grouping:
             raise no_function(name, raw)
         k, v = (resolve_unknown(a, self.ctx) for a in raw)
         # A NULL key is an error, so the piece never is NULL for a row that FILTER keeps.
-        piece = Call("json_object_agg_piece", (k, v), TEXT)
-        order_by = tuple((guard(key), d, n) for key, d, n in keys)
-        agg = AggregateExpr("string_agg", guard(piece), TEXT, distinct, (Literal(", ", TEXT),), order_by)
+        joined = self._joined(Call("json_object_agg_piece", (k, v), TEXT), ", ", distinct, keys, guard)
         if name == "json_object_agg":
-            return Call("json_object_wrap", (self._column_of(agg),), JSON)
-        return Call("jsonb_object_wrap", (self._column_of(agg),), JSONB)
+            return Call("json_object_wrap", (joined,), JSON)
+        return Call("jsonb_object_wrap", (joined,), JSONB)
+
+    def _joined(self, piece: ScalarExpr, sep: str, distinct: bool, keys, guard) -> ColumnRef:
+        """The string_agg of `piece` (the state every collecting aggregate keeps), with the
+        call's DISTINCT, ORDER BY and FILTER."""
+        order_by = tuple((guard(k), d, n) for k, d, n in keys)
+        return self._column_of(AggregateExpr("string_agg", guard(piece), TEXT, distinct, (Literal(sep, TEXT),), order_by))
 
     def _order_keys(self, order: list[exp.Ordered], args: list[ScalarExpr],
                     distinct: bool, typed_args: bool = True) -> list[tuple[ScalarExpr, bool, bool]]:

@@ -68,8 +68,9 @@ def _get_userbyid(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 
 def _pg_sleep(vals: list[pa.Array], expr: Call) -> pa.Array:
-    """pg_sleep(seconds): one sleep per row, as PostgreSQL evaluates it once per row (a one-off
-    `SELECT pg_sleep(n)` runs in a worker thread of the adapter, so a cancel answers at once)."""
+    """pg_sleep(seconds): the batch sleeps the sum of its rows' times, as PostgreSQL sleeps once
+    per row (a one-off `SELECT pg_sleep(n)` runs in a thread of the adapter, so a cancel answers
+    at once)."""
     import time
     secs = _arr(vals[0])
     total = float(pc.sum(pc.max_element_wise(pc.fill_null(secs, 0.0), 0.0)).as_py() or 0.0)
