@@ -130,6 +130,9 @@ def maps_for(kind: TypeKind, ctx: "PlanContext") -> NameMaps:
             found = role_maps(ctx)
         else:
             found = proc_maps()
+        # PostgreSQL prints the invalid oid 0 as `-` in every reg* type and reads `-` back as 0.
+        found.names[0] = "-"
+        found.oids["-"] = 0
         ctx.caches[key] = found
     return found
 

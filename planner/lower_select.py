@@ -242,6 +242,29 @@ def _plan_lateral_item(node: exp.Lateral, left: _Item | None, ctx: PlanContext,
     return _Item(plan, scope)
 
 
+def _correlated_recursive(node: exp.Expression, ctx: PlanContext) -> bool:
+    """A reference to a recursive CTE that reads the outer query's columns, inside a correlated
+    subquery (asyncpg's type introspection: `WITH RECURSIVE typebases ... WHERE t2.oid = t.oid`)."""
+    if ctx.outer is None or ctx.outer.blocked or not isinstance(node, exp.Table) or node.db:
+        return False
+    cte = ctx.ctes.get(node.name)
+    return isinstance(cte, exp.CTE) and bool(cte.args.get(recursive.RECURSIVE_MARK)) and \
+        recursive.reads_outer(cte, ctx.outer.scope)
+
+
+def _plan_correlated_recursive_item(node: exp.Table, left: _Item, ctx: PlanContext) -> _Item:
+    """A recursive CTE reading the outer query's columns: computed for every outer value at once
+    (its rows carry the outer value, `planner.recursive`), joined to the FROM items before it
+    (`left`, whose first columns are the outer values, D) on them, NULL-safely."""
+    q = recursive.plan_recursive_cte(ctx.ctes[node.name], ctx)
+    n_left, n_cols = len(left.scope.columns), len(q.columns)
+    joined = join_on_keys(left.plan, list(range(q.keys)), q.plan, list(range(n_cols, n_cols + q.keys)))
+    alias, col_aliases = _alias_columns(node)
+    names = _rename([c.name for c in q.columns], col_aliases, alias or node.name)
+    return _Item(Project(joined, tuple(range(n_left + n_cols))),
+                 left.scope + Scope([ScopeColumn(alias or node.name, n, t) for n, t in zip(names, q.types)]))
+
+
 def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
     ctx = _derived_ctx(ctx)
     if _table_function_node(node) is not None:
@@ -369,7 +392,8 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
             # A derived table, VALUES or CTE reading the outer query's columns (pgcli: `(SELECT
             # unnest(fk.confkey) ...) x`): planned like LATERAL over the outer values before it.
             first = lateral
-        if top.items and (reads_left or _lateral_query(first) is not None):
+        if top.items and (reads_left or _lateral_query(first) is not None
+                          or (outer and _correlated_recursive(first, ctx))):
             # A function after a comma sees the items before it (PostgreSQL's implicit LATERAL).
             sides = [(j.side or "").upper() for j in joins]
             if {"RIGHT", "FULL"} & set(sides):
@@ -416,9 +440,15 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
     relation. WHERE conditions (`where`, used ones are removed from it) are applied inside that
     relation only when it stays on the preserved side of every later outer join of the chain
     (LEFT JOINs only): under a RIGHT or FULL join a filter must see the NULL-padded rows."""
-    group = _Group([(_plan_lateral_item if _lateral_query(first) is not None else _plan_function_item)(
-                        first, left, ctx) if left is not None
-                    else _plan_from_item(first, ctx)])
+    if left is None:
+        first_item = _plan_from_item(first, ctx)
+    elif _lateral_query(first) is not None:
+        first_item = _plan_lateral_item(first, left, ctx)
+    elif _correlated_recursive(first, ctx):
+        first_item = _plan_correlated_recursive_item(first, left, ctx)
+    else:
+        first_item = _plan_function_item(first, left, ctx)
+    group = _Group([first_item])
     # A lateral function's chain carries the items before the comma (`left`): they are not
     # part of this chain for USING (`t, f(t.x) AS g JOIN u USING (k)` joins g and u only).
     before = len(left.scope.columns) if left is not None else 0

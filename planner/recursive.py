@@ -24,7 +24,7 @@ iteration's values, until none changes (Materialize's semantics).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlglot import exp
 
@@ -118,19 +118,78 @@ def _aggregates_recursion(agg: exp.Expression, term: exp.Expression, name: str) 
     return True
 
 
-def _check_linear(term: exp.Expression, union_all: bool) -> None:
+def _check_linear(term: exp.Expression, union_all: bool, name: str) -> None:
+    """Refuse what would make F non-linear in the recursive reference. Only the queries on the
+    path from the term to the reference count: PostgreSQL keeps the reference out of nested
+    subqueries, so a subquery elsewhere in the term (asyncpg's `(... ORDER BY depth DESC LIMIT
+    1)` in a select list) is evaluated per row of the binding, which is linear."""
     if any(isinstance(w, exp.Window) for w in term.find_all(exp.Window)):
         raise unsupported("window functions in the recursive term of WITH RECURSIVE")
-    for sel in term.find_all(exp.Select):
+    for sel in (*term.find_all(exp.Select), *term.find_all(exp.Subquery)):
+        if not _refs(sel, name):
+            continue
         if sel.args.get("limit") is not None or sel.args.get("offset") is not None:
             raise unsupported("LIMIT in the recursive term of WITH RECURSIVE")
         if union_all and (sel.args.get("distinct") is not None or sel.args.get("group") is not None):
             raise unsupported("DISTINCT or GROUP BY in the recursive term of WITH RECURSIVE ... UNION ALL")
-    for sub in term.find_all(exp.Subquery):
-        if sub.args.get("limit") is not None or sub.args.get("offset") is not None:
-            raise unsupported("LIMIT in the recursive term of WITH RECURSIVE")
     for setop in term.find_all(exp.SetOperation):
-        raise unsupported("set operations inside the recursive term of WITH RECURSIVE")
+        if _refs(setop, name):
+            raise unsupported("set operations inside the recursive term of WITH RECURSIVE")
+
+
+def _local_names(node: exp.Expression) -> set[str]:
+    """Every FROM-item name or alias inside `node` (tables, CTE references, derived tables)."""
+    names = {t.alias_or_name for t in node.find_all(exp.Table)}
+    names |= {s.alias for s in node.find_all(exp.Subquery) if s.alias}
+    names |= {c.alias_or_name for c in node.find_all(exp.CTE)}
+    return names
+
+
+def _outer_columns(node: exp.Expression, outer_scope) -> list[exp.Column]:
+    """The qualified column references in `node` to a table of the enclosing query (`t.oid`
+    where no FROM item inside `node` is called `t`). Unqualified ones are not found here: where
+    they name an outer column, planning refuses them (0A000)."""
+    local = _local_names(node)
+    outer_tables = {c.table for c in outer_scope.columns if c.level >= 1 and c.table}
+    return [c for c in node.find_all(exp.Column)
+            if c.table and not c.args.get("db") and c.table not in local and c.table in outer_tables]
+
+
+def reads_outer(cte: exp.CTE, outer_scope) -> bool:
+    """Whether recursive CTE `cte` (inside a correlated subquery) reads the outer query's columns."""
+    return bool(_outer_columns(cte.this, outer_scope))
+
+
+def _keyed_term(term: exp.Expression, name: str, outer_scope, keys: int) -> exp.Expression:
+    """The recursive term of a correlated recursive CTE, reading the outer values from the
+    binding instead of the outer query: its rows carry the outer values they are for as `keys`
+    extra columns (`"?k0"`, ...), the term passes them on, and an outer column `t.x` in it reads
+    the binding's copy.
+
+        SELECT t2.b, r.d + 1 FROM r, t2 WHERE t2.a = r.x AND t2.c = t.c
+        -> SELECT t2.b, r.d + 1, r."?k0" FROM r, t2 WHERE t2.a = r.x AND t2.c = r."?k0"
+    """
+    term = term.copy()
+    if not isinstance(term, exp.Select) or any(isinstance(e, exp.Star) for e in term.find_all(exp.Star)):
+        raise unsupported("this form of WITH RECURSIVE inside a correlated subquery (a recursive term "
+                          "that is not one SELECT, or uses *)")
+    ref = _refs(term, name)[0]
+    if ref.find_ancestor(exp.Select) is not term:
+        raise unsupported("WITH RECURSIVE inside a correlated subquery whose recursive reference is in a derived table")
+    if term.args.get("group") is not None:
+        raise unsupported("GROUP BY in the recursive term of WITH RECURSIVE inside a correlated subquery")
+    binding = ref.alias_or_name
+    for col in _outer_columns(term, outer_scope):
+        position = outer_scope.resolve(col.name, col.table)
+        outer_scope.columns[position].mark_used()
+        col.replace(exp.column(exp.to_identifier(key_name(position), quoted=True), table=binding))
+    for k in range(keys):
+        term.append("expressions", exp.column(exp.to_identifier(key_name(k), quoted=True), table=binding))
+    return term
+
+
+def key_name(k: int) -> str:
+    return f"?k{k}"
 
 
 def plan_recursive_cte(cte: exp.CTE, ctx):
@@ -155,12 +214,18 @@ def plan_recursive_cte(cte: exp.CTE, ctx):
     if any(_aggregates_recursion(a, term, name) for a in term.find_all(exp.AggFunc)):
         raise _err("aggregate functions are not allowed in a recursive query's recursive term")
     union_all = body.args.get("distinct") is False
-    _check_linear(term, union_all)
-    if ctx.outer is not None and not getattr(ctx.outer, "blocked", False):
-        raise unsupported("WITH RECURSIVE inside a correlated subquery")
+    _check_linear(term, union_all, name)
+    # Inside a correlated subquery, a CTE reading the outer query's columns is computed for
+    # every outer value at once: its rows carry the outer value (`keys` columns, as every
+    # correlated query's result does; planner/subqueries.py).
+    outer = ctx.outer if ctx.outer is not None and not ctx.outer.blocked else None
+    keys = len(outer.scope.columns) if outer is not None else 0
+    if outer is not None:
+        term = _keyed_term(term, name, outer.scope, keys)
 
     seed_ctx = ctx.with_ctes({k: v for k, v in ctx.ctes.items() if k != name})
     seed = plan_query(body.this, seed_ctx, top=False)
+    assert seed.keys == keys, (seed.keys, keys)
     _, cols = _alias_columns(cte)
     if len(cols) > len(seed.columns):
         raise SqlError("42P10", f'WITH query "{name}" has {len(seed.columns)} columns available '
@@ -169,8 +234,14 @@ def plan_recursive_cte(cte: exp.CTE, ctx):
     types = tuple(TEXT if t.kind is TypeKind.UNKNOWN else t for t in seed.types)
     seed_plan = _cast_columns(seed, types, ctx, set()) if types != seed.types else seed.plan
     rid = f"letrec{next(_ids)}"
-    rctx = ctx.with_ctes({**ctx.ctes, name: RecursiveRef(rid, names, types)})
+    key_types = tuple(c.type for c in outer.scope.columns) if outer is not None else ()
+    binding = RecursiveRef(rid, names + tuple(key_name(k) for k in range(keys)), types + key_types)
+    rctx = ctx.with_ctes({**ctx.ctes, name: binding})
+    if outer is not None:
+        rctx = replace(rctx, outer=outer.blocked_view())  # the term reads the outer values from the binding
     rec = plan_query(term, rctx, top=False)
+    if keys:
+        rec = QueryResult(rec.plan, rec.columns[:len(rec.columns) - keys], keys=keys)
     if len(rec.columns) != len(types):
         raise SqlError(SqlState.SYNTAX_ERROR, "each UNION query must have the same number of columns")
     untyped = _untyped_outputs(term)
@@ -184,11 +255,13 @@ def plan_recursive_cte(cte: exp.CTE, ctx):
                            f'but type {t.name} overall',
                            hint="Cast the output of the non-recursive term to the correct type.")
     rec_plan = _cast_columns(rec, types, ctx, untyped)
+    all_types = binding.types
     if union_all:
-        plan = LetRec((rid,), (types,), (rec_plan,), Get(rid, types), seeds=(seed_plan,), names=(name,))
+        plan = LetRec((rid,), (all_types,), (rec_plan,), Get(rid, all_types), seeds=(seed_plan,), names=(name,))
     else:
-        plan = LetRec((rid,), (types,), (Distinct(Union_((seed_plan, rec_plan))),), Get(rid, types), names=(name,))
-    return QueryResult(plan, tuple(Column(n, t) for n, t in zip(names, types)))
+        plan = LetRec((rid,), (all_types,), (Distinct(Union_((seed_plan, rec_plan))),), Get(rid, all_types),
+                      names=(name,))
+    return QueryResult(plan, tuple(Column(n, t) for n, t in zip(names, types)), keys=keys)
 
 
 def plan_mutually_recursive(node: exp.Query, with_: exp.With, ctx, top: bool):

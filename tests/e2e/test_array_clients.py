@@ -46,8 +46,7 @@ def test_array_columns_round_trip(slipstream, unique_prefix):
 
 
 def test_asyncpg_binds_and_reads_text_arrays_in_binary(slipstream, pg_oracle):
-    # asyncpg has built-in codecs for text[] only; for int[] and the rest it first looks the
-    # type up in pg_catalog.pg_type with a recursive catalog query (not served yet).
+    # asyncpg has built-in codecs for text[]; the other types are looked up first (below).
     async def run(server):
         conn = await asyncpg_connect(server)
         try:
@@ -55,6 +54,27 @@ def test_asyncpg_binds_and_reads_text_arrays_in_binary(slipstream, pg_oracle):
             out.append(tuple(await conn.fetchrow("SELECT $1::text[] || 'z'::text, cardinality($1::text[])",
                                                  ["x", None, ""])))
             out.append(tuple(await conn.fetchrow("SELECT string_to_array('a,b,,c', ',')")))
+            return out
+        finally:
+            await conn.close()
+
+    assert asyncio.run(run(slipstream)) == asyncio.run(run(pg_oracle))
+
+
+def test_asyncpg_introspects_int_numeric_and_date_arrays(slipstream, pg_oracle):
+    # For int[], numeric[], date[] ... asyncpg first looks the types up with its introspection
+    # query: a WITH RECURSIVE over pg_type whose select list holds a correlated WITH RECURSIVE
+    # (`typebases`, reading the outer `t.oid`) and `elemtype::regtype::text` (`-` for oid 0).
+    async def run(server):
+        conn = await asyncpg_connect(server)
+        try:
+            out = [tuple(await conn.fetchrow("SELECT $1::int[], $2::bigint[], $3::numeric[]",
+                                             [1, None, -3], [2 ** 40], [Decimal("1.50"), None]))]
+            out.append(tuple(await conn.fetchrow("SELECT ARRAY[1, 2] || 3, $1::date[], $2::float8[]",
+                                                 [dt.date(2024, 2, 29)], [0.5, float("inf")])))
+            out.append(tuple(await conn.fetchrow("SELECT $1::int4[] = '{7,8,9}'::int[], array_length($1::int4[], 1), "
+                                                 "$2::jsonb, $3::uuid[]", [7, 8, 9], '{"a": [1, null]}',
+                                                 ["00000000-0000-0000-0000-00000000000a"])))
             return out
         finally:
             await conn.close()
