@@ -188,6 +188,8 @@ def _compile_call(expr: Call) -> Evaluator:
         raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} does not exist")
     if func == "in_list" and len(expr.args) > 1 and all(isinstance(a, Literal) for a in expr.args[1:]):
         return _compile_in_literals(expr)
+    if func in ("and", "or", "in_list") and any(_may_fail(a) for a in expr.args[1:]):
+        return _compile_short_circuit(expr)
     if func == "coalesce":
         return _compile_coalesce(expr)
     args = [compile_expr(a) for a in expr.args]
@@ -208,6 +210,60 @@ def _compile_call(expr: Call) -> Evaluator:
                 raise _div_zero() from None
             raise SqlError(SqlState.DATA_EXCEPTION, f"error evaluating {func}: {e}") from None
         return conform(res, out)
+
+    return run
+
+
+# Calls that cannot raise an error on any input (their arguments may).
+_NEVER_FAIL = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "and", "or", "not", "is_null", "is_not_null",
+                         "is_true", "is_false", "is_distinct_from", "is_not_distinct_from", "coalesce"})
+
+
+def _may_fail(e: ScalarExpr) -> bool:
+    """Whether evaluating `e` may raise an error (a cast, arithmetic, a function)."""
+    if isinstance(e, (ColumnRef, Literal)):
+        return False
+    if isinstance(e, Call) and e.func in _NEVER_FAIL:
+        return any(_may_fail(a) for a in e.args)
+    return True
+
+
+def _compile_short_circuit(expr: Call) -> Evaluator:
+    """AND, OR and `x IN (a, b, ...)` (an OR of `x = a`, `x = b`, ...) evaluated left to right
+    as PostgreSQL's executor does: each operand only for the rows the ones before it left
+    undecided (not yet false for AND, not yet true for OR), so `a = 1 OR 1 / (a - 1) > 0`
+    raises nothing for a = 1. Used where a later operand may fail; the others take the plain
+    vectorised path."""
+    is_in = expr.func == "in_list"
+    decisive = expr.func != "and"  # OR and IN are decided by a true operand, AND by a false one
+    combine = pc.and_kleene if expr.func == "and" else pc.or_kleene
+    needle = compile_expr(expr.args[0]) if is_in else None
+    operands = [compile_expr(a) for a in (expr.args[1:] if is_in else expr.args)]
+    compare = _compare(pc.equal)
+
+    def operand(k: int, tbl: pa.Table, x: pa.Array | None) -> pa.Array:
+        v = _arr(operands[k](tbl))
+        return _arr(compare([x, v], expr)) if is_in else v.cast(pa.bool_())
+
+    def run(tbl: pa.Table) -> pa.Array:
+        x = _arr(needle(tbl)) if is_in else None
+        acc = operand(0, tbl, x)
+        for k in range(1, len(operands)):
+            open_rows = np.flatnonzero(pc.fill_null(pc.not_equal(acc, pa.scalar(decisive)), True)
+                                       .to_numpy(zero_copy_only=False))
+            if not len(open_rows):
+                break
+            if len(open_rows) == len(acc):
+                v = operand(k, tbl, x)
+            else:
+                idx = pa.array(open_rows)
+                part = operand(k, tbl.take(idx), x.take(idx) if x is not None else None)
+                # back to full length: decided rows read NULL, which cannot change them
+                spread = np.full(len(acc), len(part), dtype=np.int64)
+                spread[open_rows] = np.arange(len(part))
+                v = pa.concat_arrays([part, pa.nulls(1, pa.bool_())]).take(pa.array(spread))
+            acc = combine(acc, v)
+        return acc
 
     return run
 
@@ -782,7 +838,16 @@ def _in_list(vals: list[pa.Array], expr: Call) -> pa.Array:
     return acc if acc is not None else pa.repeat(pa.scalar(False), len(needle))
 
 
+def _deferred_error(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """A constant that failed at plan time (planner.rules.fold_constants), met by a row."""
+    if len(vals[0]):
+        state, message, detail, hint = (a.value for a in expr.args)
+        raise SqlError(state, message, detail=detail, hint=hint)
+    return pa.nulls(0, expr.type.arrow)
+
+
 _FUNCS: dict[str, Callable] = {
+    "deferred_error": _deferred_error,
     "add": _arith("add"), "sub": _arith("sub"), "mul": _arith("mul"), "div": _arith("div"),
     "mod": _arith("mod"), "neg": _unary("neg"), "abs": _unary("abs"),
     "eq": _compare(pc.equal), "neq": _compare(pc.not_equal), "lt": _compare(pc.less),

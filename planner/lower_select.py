@@ -29,7 +29,8 @@ from planner.distinct_on import distinct_on_columns, distinct_on_plan
 from planner.grouping_sets import expand as expand_grouping, has_grouping_sets
 from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
-from planner.rules.fold_constants import fold_constant
+from planner.rules.fold_constants import fold_constant, raise_deferred
+from planner.rules.prune_columns import prune_columns
 from planner.scalar import (ScalarLowerer, bpchar_as_text, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
                             window_not_allowed)
 from planner.system_catalog import plan_system_relation, resolve_system
@@ -652,8 +653,8 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
                 late.extend(_split_scalar(to_bool(late_lowerer.lower(cond), ctx, "WHERE")))
             else:
                 # After a constantly false condition the rest is never evaluated (PostgreSQL
-                # folds `false AND x` to false without folding x).
-                decided = any(isinstance(p, Literal) and p.value is not True for p in preds)
+                # folds `false AND x` to false without folding x; after a NULL it goes on).
+                decided = any(isinstance(p, Literal) and p.value is False for p in preds)
                 lower = lowerer.lower_unused if decided else lowerer.lower
                 preds.extend(_split_scalar(to_bool(lower(cond), ctx, "WHERE")))
         except SqlError as e:
@@ -670,7 +671,9 @@ def _close_group(group: _Group, optional: list[exp.Expression] | None, ctx: Plan
         preds.append(lowerer.compare("eq", "=", ColumnRef(li, scope.columns[li].type),
                                      ColumnRef(ri, scope.columns[ri].type)))
     if any(isinstance(p, Literal) and p.value is not True for p in preds):
-        # A condition that is false (or NULL) for every row: nothing else needs evaluating.
+        # A condition that is false (or NULL) for every row: nothing else needs evaluating,
+        # but a failing constant PostgreSQL folded on the way still fails the statement.
+        raise_deferred(preds)
         preds = [Literal(False, BOOL)]
     plan = _join(items, factor_disjunctions(preds))
     for key, sub in semijoins:
@@ -731,6 +734,7 @@ def _outer_join(left: _Item, right: _Item, side: str, on: exp.Expression | None,
         preds.extend(_split_scalar(to_bool(lowerer.lower(cond), ctx, "JOIN/ON")))
     preds = factor_disjunctions(preds + list(using_preds))
     if any(isinstance(p, Literal) and p.value is not True for p in preds):
+        raise_deferred(preds)  # a failing constant PostgreSQL folded on the way
         preds = [Literal(False, BOOL)]  # ON false / ON NULL: nothing matches
     if any("mz_now" in repr(p) for p in preds):
         raise unsupported(f"mz_now() in the ON condition of a {side} JOIN")
@@ -1101,6 +1105,7 @@ def _limit_value(node: exp.Expression | None, ctx: PlanContext, what: str) -> in
         raise SqlError(SqlState.DATATYPE_MISMATCH,
                        f"argument of {what} must be type bigint, not type {v.type.name}") from None
     v = fold_constant(v)  # a constant even where folding is off (unread CTEs)
+    raise_deferred(v)
     if not isinstance(v, Literal):
         raise unsupported(f"non-constant {what}")
     if v.value is not None and v.value < 0:
@@ -1196,6 +1201,13 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
     right = plan_query(node.expression, ctx, top=False)
     if len(left.columns) != len(right.columns):
         raise SqlError(SqlState.SYNTAX_ERROR, f"each {op} query must have the same number of columns")
+    for branch in (left, right):
+        # PostgreSQL keeps every column of a set operation's branch, read or not: a failing
+        # constant among them fails the statement (`planner.rules.fold_constants`).
+        try:
+            raise_deferred(branch.plan)
+        except SqlError:
+            raise_deferred(prune_columns(branch.plan))  # (not one in a column pruned inside it)
     # A bare NULL or string literal in a branch's select list takes its type from the other
     # branch (`SELECT i FROM t UNION ALL SELECT NULL`), as in PostgreSQL.
     l_untyped, r_untyped = _untyped_outputs(node.this), _untyped_outputs(node.expression)

@@ -193,11 +193,12 @@ def _prepare(ast: m.Prepare) -> PreparePlan:
 def _execute(ast: m.Execute, ctx: PlanContext) -> ExecutePlan:
     """EXECUTE's arguments are constant expressions, evaluated now."""
     from planner.dialect import parse_sqlglot
-    from planner.rules.fold_constants import fold_constant
+    from planner.rules.fold_constants import fold_constant, raise_deferred
     values, types = [], []
     for text in ast.args:
         e = fold_constant(ScalarLowerer(Scope(), ctx, clause="EXECUTE").lower(
             parse_sqlglot(f"SELECT {text}").expressions[0]))
+        raise_deferred(e)
         if not isinstance(e, Literal):
             raise unsupported("EXECUTE arguments that are not constants")
         values.append(e.value.raw if hasattr(e.value, "raw") else e.value)

@@ -28,7 +28,7 @@ from planner.catalog_casts import reg_to_text, text_to_reg
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 from planner.patterns import check_regex, similar_to_regex
-from planner.rules.fold_constants import fold_constant
+from planner.rules.fold_constants import fold_constant, raise_deferred
 from planner.scope import Scope
 from planner.typing import (assignment_castable, explicitly_castable, implicitly_castable,
                             is_float, is_time, type_from_ast, unify)
@@ -330,6 +330,7 @@ class ScalarLowerer:
                 return Literal(decisive, BOOL)
             right = to_bool(self.lower(node.expression), ctx, name.upper())
             if any(isinstance(a, Literal) and a.value is decisive for a in (left, right)):
+                raise_deferred(left)  # `1 / 0 = 1 AND false`: PostgreSQL folded the left first
                 return Literal(decisive, BOOL)
             return Call(name, (left, right), BOOL)
         for cls, (fn, sym) in _ARITH.items():
@@ -373,6 +374,12 @@ class ScalarLowerer:
             items = self._bpchar_as_text(items)
             items, _ = coerce_all(items, ctx, "IN", common=False)
             items = [resolve_unknown(a, ctx) for a in items]
+            constants = [e for e in items[1:] if not columns_used(e)]
+            if len(constants) > 1:
+                # PostgreSQL compares with the elements that read no column first (as one
+                # `= ANY (ARRAY[...])`), then with the others in order, stopping at a match
+                # (dataflow.scalar evaluates later elements only where no earlier one matched).
+                items = items[:1] + constants + [e for e in items[1:] if columns_used(e)]
             return Call("in_list", tuple(items), BOOL)
         if isinstance(node, exp.Between):
             return self._between(node)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dataflow.plan import Plan
+from planner.rules.fold_constants import raise_deferred
 from planner.rules.numeric_literals import check_numeric_literals
 from planner.rules.prune_columns import prune_columns
 from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeletePlan, InsertPlan,
@@ -18,8 +19,11 @@ from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeleteP
 
 
 def optimize(plan: Plan) -> Plan:
-    """Every rule, in order, over one relational plan. The output columns never change."""
-    return prune_columns(plan)
+    """Every rule, in order, over one relational plan. The output columns never change. A
+    failing constant the pruned plan still reads is raised (`fold_constants`)."""
+    plan = prune_columns(plan)
+    raise_deferred(plan)
+    return plan
 
 
 def optimize_statement(stmt: StatementPlan) -> StatementPlan:
@@ -35,6 +39,7 @@ def optimize_statement(stmt: StatementPlan) -> StatementPlan:
         return replace(stmt, selection=optimize(stmt.selection))
     if isinstance(stmt, (DeclarePlan, CopyToPlan)):
         return replace(stmt, inner=optimize_statement(stmt.inner))
+    raise_deferred(stmt)  # a failing constant outside a relational plan (INSERT's VALUES, ...)
     return stmt
 
 

@@ -9,6 +9,14 @@ would ever reach it (an empty table, `LIMIT 0`), exactly when PostgreSQL's plann
     Call('add', (Literal(1, INT4), Literal(2, INT4)), INT4)       -> Literal(3, INT4)
     If(Literal(False, BOOL), Call('div', (1, 0)), Literal(0))      -> Literal(0)   (no error)
     Call('mz_now', (), INT8)                                       -> unchanged (not constant)
+
+A constant that fails is not raised at once: it becomes a *deferred error* (`deferred_error`),
+raised when the finished plan still holds it after column pruning (`planner.rules.
+deferred_errors`). PostgreSQL removes the columns of a derived table or CTE nobody reads before
+it folds constants, so `SELECT a FROM (SELECT a, 1 / 0 AS x FROM t) s` answers there:
+
+    Call('div', (Literal(1, INT4), Literal(0, INT4)), INT4)
+        -> Call('deferred_error', ('22012', 'division by zero', NULL, NULL), INT4)
 """
 
 from __future__ import annotations
@@ -20,8 +28,10 @@ from dataflow.types import TypeKind
 from planner.context import ParamSlot
 from planner.functions import VOLATILE_KERNELS
 
+DEFERRED_ERROR = "deferred_error"
+
 # Not constant even with constant arguments.
-_VOLATILE = frozenset({"mz_now"}) | VOLATILE_KERNELS
+_VOLATILE = frozenset({"mz_now", DEFERRED_ERROR}) | VOLATILE_KERNELS
 _ONE_ROW = pa.table({"_": pa.array([0], pa.int8())})
 
 
@@ -47,8 +57,39 @@ def _evaluate(e: ScalarExpr) -> ScalarExpr:
     try:
         value = compile_expr(e)(_ONE_ROW)
         v = value[0].as_py() if len(value) else None
-    except SqlError:
-        raise  # PostgreSQL fails the statement at plan time too
+    except SqlError as err:
+        return deferred_error(err, e)  # PostgreSQL fails the statement at plan time too, if it is read
     except Exception:  # noqa: BLE001 - a constant the kernels cannot build (or Python cannot
         return e       # hold, like a date before year 1): leave it to run time
     return Literal(v, e.type)
+
+
+def deferred_error(err, e: ScalarExpr) -> Call:
+    """The failing constant `e` as an expression that raises `err` (at plan time if the plan
+    still holds it once pruned; at run time, for each batch it meets, otherwise)."""
+    from dataflow.types import TEXT
+    return Call(DEFERRED_ERROR, tuple(Literal(v, TEXT) for v in (err.sqlstate, err.message, err.detail, err.hint)),
+                e.type)
+
+
+def raise_deferred(node) -> None:
+    """Raise the first deferred error in `node` (an expression, a plan or a statement plan)."""
+    import dataclasses
+
+    from dataflow.errors import SqlError
+    seen: set[int] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if id(n) in seen or isinstance(n, (str, int, float, bool, type(None))):
+            continue
+        seen.add(id(n))
+        if isinstance(n, Call) and n.func == DEFERRED_ERROR:
+            state, message, detail, hint = (a.value for a in n.args)
+            raise SqlError(state, message, detail=detail, hint=hint)
+        if isinstance(n, (tuple, list)):
+            todo.extend(reversed(n))
+        elif isinstance(n, dict):
+            todo.extend(n.values())
+        elif dataclasses.is_dataclass(n) and not isinstance(n, type):
+            todo.extend(reversed([getattr(n, f.name) for f in dataclasses.fields(n)]))

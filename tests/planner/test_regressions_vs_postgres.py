@@ -30,6 +30,19 @@ QUERIES = [
     "SELECT i FROM t WHERE j / 0 > 1 AND false", "SELECT i FROM t WHERE false AND j / 0 > 1",
     "SELECT i, j / 0 > 1 AND false FROM t",
     "SELECT CASE WHEN j <> 0 THEN i / j END FROM t", "SELECT i FROM t WHERE j <> 0 AND i / j > 0",
+    # Evaluation order (the fuzzer's class-22 differences): a failing constant in a column nobody
+    # reads is never evaluated; IN, AND and OR stop at the first operand that decides a row.
+    "SELECT i FROM (SELECT i, 1/0 AS x FROM t) s", "WITH c AS (SELECT i, 1/0 AS x FROM t) SELECT i FROM c",
+    "SELECT count(*) FROM (SELECT i, 1/0 AS x FROM t) s", "SELECT i FROM (SELECT DISTINCT i, 1/0 AS x FROM t) s",
+    "SELECT i FROM (SELECT i, 1/0 AS x FROM t UNION ALL SELECT i, 2 FROM t) s",
+    "SELECT i FROM (SELECT i, 1/0 AS x FROM t) s WHERE x > 1", "SELECT i FROM (SELECT i, (1/0)::text AS y FROM t) s",
+    "SELECT (SELECT i FROM (SELECT i, 1/0 FROM t) s ORDER BY 1 LIMIT 1)",
+    "SELECT i FROM t WHERE NULL AND 1/0 = 1", "SELECT 1/0 FROM t WHERE false", "SELECT 1/0 = 1 OR true",
+    "SELECT i FROM t WHERE i IN (1, 7, 1/(i-1))", "SELECT i FROM t WHERE i IN (1/(i-1), 1, 7)",
+    "SELECT i FROM t WHERE i IN (1, 1/(i-1))", "SELECT i FROM t WHERE i IN (1/(i-1), 1)",
+    "SELECT i FROM t WHERE i NOT IN (3, 4, 1/(i-1))", "SELECT i FROM t WHERE i = 1 OR 1/(i-1) = 5",
+    "SELECT i = 1 OR 1/(i-1) = 5 FROM t", "SELECT i <> 1 AND 1/(i-1) = 1 FROM t",
+    "SELECT j = 0 OR 10/j > 1, j <> 0 AND 10/j > 1, j IN (0, 10/j) FROM t",
     # Text forms of casts.
     "SELECT i::text, f::text, r::text, d::text, b::text, ts::text, dt::text FROM t",
     "SELECT 'a' || NULL, NULL || 'b', 1 || 'a', 'a' || 1.5, 1.50::numeric::text, 2.5::numeric(5,2)::text",
