@@ -20,7 +20,7 @@ from catalog.items import CatalogItem, ItemKind
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project,
-                           Threshold, TopK, Union_, output_types)
+                           Threshold, TopK, Union_, Window, WindowFunc, output_types)
 from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
 from planner import recursive
 from planner.aggregates import Grouping, contains_aggregate
@@ -1083,8 +1083,6 @@ def _limit_value(node: exp.Expression | None, ctx: PlanContext, what: str) -> in
         return None
     if isinstance(node, exp.Fetch):  # FETCH FIRST [n] ROWS ONLY: LIMIT n (1 without n)
         options = node.args.get("limit_options")
-        if options is not None and options.args.get("with_ties"):
-            raise unsupported("FETCH FIRST ... WITH TIES")
         if options is not None and options.args.get("percent"):
             raise SqlError(SqlState.SYNTAX_ERROR, 'syntax error at or near "PERCENT"')
         e = node.args.get("count") or exp.Literal.number(1)
@@ -1113,6 +1111,35 @@ def _limit_value(node: exp.Expression | None, ctx: PlanContext, what: str) -> in
     return v.value
 
 
+def _with_ties(node: exp.Expression) -> bool:
+    fetch = node.args.get("limit")
+    options = fetch.args.get("limit_options") if isinstance(fetch, exp.Fetch) else None
+    return bool(options is not None and options.args.get("with_ties"))
+
+
+def _with_ties_rows(result: QueryResult, order_by: tuple, limit: int | None, offset: int, n_visible: int,
+                    keys: int) -> QueryResult:
+    """FETCH FIRST n ROWS WITH TIES: the first n rows and every row that ties with the last of
+    them, i.e. the rows with fewer than n rows strictly before them: rank() <= n (per
+    correlation key, inside a correlated subquery).
+
+        SELECT a FROM t ORDER BY a DESC FETCH FIRST 2 ROWS WITH TIES      (a: 1, 2, 2, 3)
+        -> Project(Filter(Window(t, (), ((0, desc),), (rank,)), (#1 <= 2,)), (0,))   -> 3, 2, 2
+    """
+    if not order_by:
+        raise SqlError(SqlState.SYNTAX_ERROR, "WITH TIES cannot be specified without ORDER BY clause")
+    if limit is None:
+        raise SqlError("2201W", "row count cannot be null in FETCH FIRST ... WITH TIES clause")
+    if offset:
+        # Which of several tied rows OFFSET skips is not determined by the query.
+        raise unsupported("FETCH FIRST ... WITH TIES after OFFSET")
+    width = len(output_types(result.plan))
+    partition = tuple(range(n_visible, n_visible + keys))  # the correlation keys follow the visible columns
+    ranked = Window(result.plan, partition, order_by, (WindowFunc("rank", (), INT8),))
+    kept = Filter(ranked, (Call("lte", (ColumnRef(width, INT8), Literal(limit, INT8)), BOOL),))
+    return replace(result, plan=Project(kept, tuple(range(width))))
+
+
 def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expression,
             ctx: PlanContext, top: bool) -> QueryResult:
     limit = _limit_value(node.args.get("limit"), ctx, "LIMIT")
@@ -1126,6 +1153,8 @@ def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expr
     hidden = len(result.columns) > n_visible
     visible = result.columns[:n_visible]
     keys = result.keys  # correlation keys follow the visible columns: kept, and TopK ranks per key
+    if _with_ties(node):
+        result, limit = _with_ties_rows(result, order_by, limit, offset, n_visible, keys), None
     if top:
         project = tuple(range(n_visible + keys)) if hidden else None
         return QueryResult(result.plan, visible, Finishing(order_by, limit, offset, project), keys)
