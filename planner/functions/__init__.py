@@ -57,3 +57,19 @@ def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> S
 
 VOLATILE_KERNELS = frozenset(o.kernel for sigs in FUNCTIONS.values() for o in sigs
                              if o.volatile and o.kernel is not None)
+
+# PostgreSQL's functions that are not STRICT (pg_proc.proisstrict false) among those we have:
+# they are called with NULL arguments; every other one answers NULL for a NULL argument
+# without being called.
+_NOT_STRICT = frozenset({
+    "array_append", "array_cat", "array_fill", "array_position", "array_positions", "array_prepend",
+    "array_remove", "array_replace", "array_to_string", "concat", "concat_ws", "format", "format_type",
+    "json_build_array", "json_build_object", "jsonb_build_array", "jsonb_build_object", "jsonb_set_lax",
+    "num_nonnulls", "num_nulls", "quote_nullable", "set_config", "string_to_array", "string_to_table",
+    "overlaps", "current_query"})
+
+# Kernels of strict library functions: with a constant NULL argument the call is NULL, whatever
+# the other arguments (`overlay('a' placing NULL from 0 for 1)` is NULL, not an error).
+STRICT_KERNELS = frozenset(o.kernel for name, sigs in FUNCTIONS.items() for o in sigs
+                           if o.kernel is not None and name not in _NOT_STRICT and not o.volatile) - frozenset(
+    o.kernel for name, sigs in FUNCTIONS.items() for o in sigs if o.kernel is not None and name in _NOT_STRICT)

@@ -26,7 +26,7 @@ import pyarrow as pa
 from dataflow.expr import Call, Cast, If, Literal, ScalarExpr
 from dataflow.types import TypeKind
 from planner.context import ParamSlot
-from planner.functions import VOLATILE_KERNELS
+from planner.functions import STRICT_KERNELS, VOLATILE_KERNELS
 
 DEFERRED_ERROR = "deferred_error"
 
@@ -45,7 +45,12 @@ def fold_constant(e: ScalarExpr) -> ScalarExpr:
     if isinstance(e, If) and _constant(e.cond):
         return e.then if e.cond.value is True else e.els
     if isinstance(e, Call) and e.func not in _VOLATILE and e.args and all(_constant(a) for a in e.args):
-        return _evaluate(e)
+        folded = _evaluate(e)
+        if isinstance(folded, Call) and folded.func == DEFERRED_ERROR and e.func in STRICT_KERNELS and \
+                any(a.value is None for a in e.args):
+            # A strict function with a NULL argument is NULL: PostgreSQL never calls it.
+            return Literal(None, e.type)
+        return folded
     if isinstance(e, Cast) and _constant(e.arg):
         return _evaluate(e)
     return e

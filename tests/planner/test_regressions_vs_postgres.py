@@ -43,6 +43,9 @@ QUERIES = [
     "SELECT i FROM t WHERE i NOT IN (3, 4, 1/(i-1))", "SELECT i FROM t WHERE i = 1 OR 1/(i-1) = 5",
     "SELECT i = 1 OR 1/(i-1) = 5 FROM t", "SELECT i <> 1 AND 1/(i-1) = 1 FROM t",
     "SELECT j = 0 OR 10/j > 1, j <> 0 AND 10/j > 1, j IN (0, 10/j) FROM t",
+    # A strict function with a constant NULL argument is NULL without being called.
+    "SELECT overlay('a' placing CAST(NULL AS text) from 0 for 1) FROM t",
+    "SELECT repeat(NULL, -1), substr('abc', NULL, -1) FROM t WHERE false", "SELECT concat(NULL, 'a')",
     # Text forms of casts.
     "SELECT i::text, f::text, r::text, d::text, b::text, ts::text, dt::text FROM t",
     "SELECT 'a' || NULL, NULL || 'b', 1 || 'a', 'a' || 1.5, 1.50::numeric::text, 2.5::numeric(5,2)::text",
