@@ -149,13 +149,14 @@ class Dataflow:
         return self.root.arrangement if isinstance(self.root, ArrangeByOp) else None
 
 
-def evaluate_constant(plan: Plan) -> pa.Table:
+def evaluate_constant(plan: Plan, as_of: int = 0) -> pa.Table:
     """The result of a plan that reads no collection (a catalog query, `SELECT 1 + 1`), computed
-    in this process by one step of a local dataflow: no worker holds anything it needs."""
+    in this process by one step of a local dataflow: no worker holds anything it needs. Its rows
+    are at `as_of`, the query's timestamp (what `mz_now()` reads)."""
     from dataflow.exchange import LocalExchange
 
-    df = Dataflow(plan, 0, LocalExchange())
-    out = df.step({}, upper=1)
+    df = Dataflow(plan, as_of, LocalExchange())
+    out = df.step({}, upper=as_of + 1)
     if df.errors:
         raise df.errors[0]
     return out

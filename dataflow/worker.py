@@ -102,6 +102,9 @@ class RunningDataflow:
     started: bool = False
     # For peeks: inputs answered by index lookups, id -> (key columns, keys batch).
     lookups: dict[str, tuple[tuple[int, ...], pa.Table]] = field(default_factory=dict)
+    # Steps even when no input changed: a peek (runs once), or a plan with a temporal filter
+    # (its output changes as time passes).
+    always_step: bool = False
 
 
 class Worker:
@@ -116,11 +119,18 @@ class Worker:
         self.dataflows: dict[str, RunningDataflow] = {}  # insertion order = creation order
         self.clock_upper = 0  # the tables' frontier: what input-less dataflows follow
         self._persist = None
+        # Per collection, the upper of the last updates fed to its readers anywhere in the
+        # replica (the controller's AdvanceUpper names every table written, and every worker
+        # knows which dataflows ran): a dataflow whose frontier is past it for all its inputs
+        # has nothing to do in this step on any worker, so every worker skips it alike.
+        self.dirty_upper: dict[str, int] = {}
 
     # -- commands -------------------------------------------------------------------------------
 
     def handle(self, command: object) -> None:
         if isinstance(command, AdvanceUpper):
+            for id in command.updates:
+                self.dirty_upper[id] = max(self.dirty_upper.get(id, 0), command.upper)
             for id in command.ids:
                 trace = self.collections.get(id)
                 if trace is not None:
@@ -207,8 +217,9 @@ class Worker:
         for id in inputs:
             # A lookup input is read at step time, from the index's arrangement.
             pending[id] = [] if id in lookups else [consolidate(self.collections[id].contents_from(as_of))]
+        always = command.sink == "peek" or "mz_now" in repr(command.plan)
         self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending,
-                                                     lookups=lookups)
+                                                     lookups=lookups, always_step=always)
 
     def _lookup(self, id: str, key: tuple[int, ...], keys: pa.Table, as_of: int) -> pa.Table:
         """The rows of index `id` with one of `keys`, as of `as_of`."""
@@ -279,8 +290,14 @@ class Worker:
                 errors.append(trace.error)
         running.exchange.step_number += 1
         seen = len(running.dataflow.errors)
+        idle = running.started and not running.always_step and all(
+            self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
+        if idle and any(b.num_rows for b in inputs.values()):
+            # Cannot happen (every update fed is recorded in dirty_upper): never drop one.
+            raise AssertionError(f"dataflow {command.id} has input but none of its inputs changed")
         try:
-            output = running.dataflow.step(inputs, target)
+            # An idle step runs nothing (no exchanges): its output is empty on every worker.
+            output = empty_batch(output_types(command.plan)) if idle else running.dataflow.step(inputs, target)
         except ConnectionError:
             raise  # a peer died: the whole replica restarts
         except Exception as e:  # an engine bug: fail this dataflow, keep the replica serving others
@@ -299,6 +316,8 @@ class Worker:
         running.frontier = target
         running.started = True
         sink = command.sink
+        if sink in ("index", "persist") and not idle:
+            self.dirty_upper[command.id] = target
         if sink == "peek":
             self.send(PeekResult(command.id, self.index, None if errors else output, errors[0] if errors else None))
             self.dataflows.pop(command.id, None)

@@ -306,7 +306,7 @@ class Coordinator:
             # Catalog queries and constants: nothing the workers hold is read, so the answer is
             # computed here, without a round trip (they are hot: clients introspect constantly).
             # In a thread: a large constant (generate_series) must not hold up other sessions.
-            return await _in_daemon_thread(evaluate_constant, plan)
+            return await _in_daemon_thread(evaluate_constant, plan, self.read_ts() if ts is None else ts)
         self.check_readable(plan)
         plan = use_index_lookups(plan, self.catalog)
         return await self.compute.peek(plan, self.read_ts() if ts is None else ts)
