@@ -260,6 +260,9 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return _explain(ast, ctx)
     if isinstance(ast, m.Empty):
         return EmptyPlan()
+    from planner.source_syntax import CreateSource, plan_create_source
+    if isinstance(ast, CreateSource):
+        return plan_create_source(ast, ctx, stmt.sql)
     if isinstance(ast, m.ROLE_STATEMENTS):
         return ast  # CREATE/ALTER/DROP ROLE need no planning: the adapter runs them as parsed
     raise unsupported(f"statement {stmt.sql.split()[0] if stmt.sql else ''}")

@@ -13,7 +13,8 @@ from catalog.system.relations import all_relations, relation
 from catalog.system.snapshot import CatalogSnapshot
 from dataflow.types import TypeKind
 
-_TABLE_TYPE = {ItemKind.TABLE: "BASE TABLE", ItemKind.VIEW: "VIEW", ItemKind.MATERIALIZED_VIEW: "MATERIALIZED VIEW"}
+_TABLE_TYPE = {ItemKind.TABLE: "BASE TABLE", ItemKind.VIEW: "VIEW", ItemKind.MATERIALIZED_VIEW: "MATERIALIZED VIEW",
+               ItemKind.SOURCE: "SOURCE", ItemKind.SUBSOURCE: "SOURCE"}
 
 
 @relation("information_schema", "tables", 13300,
