@@ -209,10 +209,11 @@ class SourceController:
             stats.messages_received += end - offset
             stats.updates_staged += rows
             stats.bytes_received += nbytes
-            async with coord.write_lock:
-                if not self._alive(source.id):
-                    return
-                ts = await coord.write_locked(writes)
+            # Shielded: stopping the task (shutdown) lets a write in flight finish, so a clean
+            # stop never leaves an output ahead of the progress relation.
+            ts = await asyncio.shield(asyncio.ensure_future(self._commit(source.id, writes)))
+            if ts is None:
+                return  # dropped meanwhile
             offset = end
             stats.updates_committed += rows
             stats.offset_committed = offset
@@ -222,6 +223,12 @@ class SourceController:
             if stats.status != "running":
                 _status(stats, "running")
         _status(stats, "running")  # UP TO reached: complete, nothing more to ingest
+
+    async def _commit(self, id: str, writes: dict[str, pa.Table]) -> int | None:
+        async with self.coord.write_lock:
+            if not self._alive(id):
+                return None
+            return await self.coord.write_locked(writes)
 
     async def recover(self, source: CatalogItem) -> int:
         """The committed offset, after retracting any batch a crash left without progress."""
@@ -243,7 +250,12 @@ class SourceController:
                 if upper <= prog_upper:
                     continue
                 now_held = await asyncio.to_thread(storage.snapshot, id)
-                before = await asyncio.to_thread(storage.snapshot_at, id, prog_upper - 1) if prog_upper > 0 else None
+                try:
+                    before = await asyncio.to_thread(storage.snapshot_at, id, prog_upper - 1) if prog_upper > 0 else None
+                except Exception:  # noqa: BLE001 - compacted past it: nothing left to compare with
+                    log.error("source %s: cannot read output %s at %s to undo a partial write",
+                              source.name, id, prog_upper - 1)
+                    continue
                 parts = [negate(now_held)] if now_held is not None else []
                 if before is not None:
                     parts.append(before)
