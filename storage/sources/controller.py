@@ -101,35 +101,57 @@ class SourceController:
             if len(set(names)) != len(names):
                 raise SqlError(SqlState.DUPLICATE_TABLE, f'source "{plan.progress_name}" already exists')
             definition = json.dumps({"type": "load-generator", "generator": plan.generator,
-                                     "options": options.to_json()})
+                                     "options": options.to_json(), "progress": plan.progress_name})
             single = outs[0].columns if gen.single_output else ()
             source = catalog.create(ItemKind.SOURCE, plan.schema, plan.name, single, plan.create_sql,
                                     database=plan.database, definition=definition)
             created = [source] if single else []
-            for out in outs:
-                if out.name is None:
-                    continue
-                created.append(catalog.create(
-                    ItemKind.SUBSOURCE, plan.schema, out.name, out.columns,
-                    f"CREATE SUBSOURCE {out.name} (FROM SOURCE {plan.name})", database=plan.database,
-                    definition=json.dumps({"source": source.id, "output": out.name}), depends_on=(source.id,)))
-            created.append(catalog.create(
-                ItemKind.SUBSOURCE, plan.schema, plan.progress_name, PROGRESS_COLUMNS,
-                f"CREATE SUBSOURCE {plan.progress_name} (PROGRESS OF {plan.name})", database=plan.database,
-                definition=json.dumps({"source": source.id, "output": "progress"}), depends_on=(source.id,)))
-            upper = coord.read_ts() + 1
-            for item in created:
-                types = tuple(c.type for c in item.columns)
-                await asyncio.to_thread(coord.storage.open, item.id, types)
-                coord.compute.import_collection(item.id, types, upper)
+            created += await self._create_subsources(source, gen)
         self.start_source(source)
         return source
+
+    async def _create_subsources(self, source: CatalogItem, gen: Generator) -> list[CatalogItem]:
+        """The subsources (and progress relation) of `source` the catalog lacks, created, their
+        shards opened and imported. The caller holds the write lock. At CREATE SOURCE that is all
+        of them; at start, those a crash in the middle of CREATE SOURCE left uncreated."""
+        coord, catalog = self.coord, self.coord.catalog
+        outputs, progress = self.parts(source)
+        cfg = source_config(source)
+        wanted = [(o.name, o.columns) for o in gen.outputs() if o.name is not None and o.name not in outputs]
+        if progress is None:
+            wanted.append((None, PROGRESS_COLUMNS))
+        created = []
+        for name, columns in wanted:
+            if name is None:
+                progress_name = cfg.get("progress", f"{source.name}_progress")
+                created.append(catalog.create(
+                    ItemKind.SUBSOURCE, source.schema, progress_name, columns,
+                    f"CREATE SUBSOURCE {progress_name} (PROGRESS OF {source.name})", database=source.database,
+                    definition=json.dumps({"source": source.id, "output": "progress"}), depends_on=(source.id,)))
+            else:
+                created.append(catalog.create(
+                    ItemKind.SUBSOURCE, source.schema, name, columns,
+                    f"CREATE SUBSOURCE {name} (FROM SOURCE {source.name})", database=source.database,
+                    definition=json.dumps({"source": source.id, "output": name}), depends_on=(source.id,)))
+        upper = coord.read_ts() + 1
+        for item in created + ([source] if source.columns else []):
+            types = tuple(c.type for c in item.columns)
+            if item.id in coord.compute.collections:
+                continue
+            await asyncio.to_thread(coord.storage.open, item.id, types)
+            coord.compute.import_collection(item.id, types, upper)
+        return created
 
     # -- tasks ------------------------------------------------------------------------------
 
     async def start(self) -> None:
         """At environmentd start (after the shards were imported): resume every source."""
         for source in self.sources():
+            outputs, progress = self.parts(source)
+            if progress is None or (not source.columns and len(outputs) < len(self.generator(source).outputs())):
+                log.warning("source %s: completing its subsources (CREATE SOURCE was interrupted)", source.name)
+                async with self.coord.write_lock:
+                    await self._create_subsources(source, self.generator(source))
             self.start_source(source)
 
     def start_source(self, source: CatalogItem) -> None:

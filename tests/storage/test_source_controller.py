@@ -148,3 +148,31 @@ def test_failing_ingestion_is_reported_then_recovers(tmp_path: Path, monkeypatch
         coord.catalog.close()
 
     asyncio.run(run())
+
+
+def test_interrupted_create_source_is_completed_at_start(tmp_path: Path):
+    async def first():
+        coord = open_coordinator(tmp_path)
+        await create(coord, "CREATE SOURCE a FROM LOAD GENERATOR AUCTION (TICK INTERVAL '1h') FOR ALL TABLES")
+        coord.sources.close()
+        await asyncio.sleep(0.3)
+        # As if the crash came after the source and two subsources were stored.
+        gone = [coord.catalog.resolve((n,)).id for n in ("bids", "users", "a_progress")]
+        coord.catalog.drop(gone)
+        for id in gone:
+            coord.storage.drop(id)
+        coord.catalog.close()
+
+    asyncio.run(first())
+
+    async def second():
+        coord = open_coordinator(tmp_path)
+        await coord.sources.start()
+        source = coord.catalog.resolve(("a",))
+        await wait_offset(coord, source, 1)
+        assert len(rows(coord, "users")) == 400 and rows(coord, "a_progress") == [1]
+        coord.sources.close()
+        await asyncio.sleep(0.3)
+        coord.catalog.close()
+
+    asyncio.run(second())
