@@ -3,11 +3,12 @@
     PYTHONPATH=$PWD .venv/bin/python bench/bench_sources.py [seconds] [tpch_scale_factor]
 
 Starts a server with its own data directory, then for each generator creates a source with
-TICK INTERVAL '1ms' (far faster than one write per tick can go, so the ingestion task runs in
-catch-up mode: every due tick in one write) and reads mz_internal.mz_source_statistics over
-`seconds`: updates committed per second (rows/s, all subsources), ticks per second, and the lag
-(commit time minus the due time of the newest committed tick) sampled every 0.5 s. TPCH is the
-time to ingest its snapshot at the scale factor. Results go to bench/results/sources/.
+TICK INTERVAL '1ms' (faster than one write per tick can go, so the ingestion task writes every
+tick due by then in one write) and reads mz_internal.mz_source_statistics over `seconds`: updates
+committed per second (rows/s, all subsources), ticks per second, and the lag (commit time minus
+the due time of the newest committed tick) sampled every 0.5 s. Then the raw rate: a backlog of
+200,000 ticks (AS OF) ingested in one write. TPCH is the time to ingest its snapshot at the
+scale factor. Results go to bench/results/sources/.
 """
 
 from __future__ import annotations
@@ -59,6 +60,28 @@ def run_generator(conn, kind: str, seconds: float) -> dict:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
+def run_backlog(conn, kind: str, ticks: int) -> dict:
+    """Raw ingestion rate: AS OF `ticks` makes the first write hold that many ticks at once
+    (generation, the persist append and the replica's import of one large batch)."""
+    name, schema = f"backlog_{kind}", f"backlog_{kind}_s"
+    conn.execute(f"CREATE SCHEMA {schema}")
+    tables = "" if kind == "counter" else " FOR ALL TABLES"
+    t0 = time.monotonic()
+    conn.execute(f"CREATE SOURCE {schema}.{name} FROM LOAD GENERATOR {kind.upper()} "
+                 f"(TICK INTERVAL '1h', AS OF {ticks - 1}){tables}")
+    try:
+        while True:
+            s = stats(conn, name)
+            if s is not None and s[1] >= ticks:
+                break
+            time.sleep(0.05)
+        elapsed = time.monotonic() - t0
+        return {"generator": kind, "backlog_ticks": ticks, "seconds": round(elapsed, 2), "rows": s[0],
+                "rows_per_s": round(s[0] / elapsed), "bytes": s[3]}
+    finally:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def run_tpch(conn, sf: float) -> dict:
     conn.execute("CREATE SCHEMA bench_tpch_s")
     t0 = time.monotonic()
@@ -83,6 +106,7 @@ def main(seconds: float, sf: float) -> None:
         try:
             with psycopg.connect(server.dsn, autocommit=True) as conn:
                 results = [run_generator(conn, k, seconds) for k in ("counter", "auction", "marketing")]
+                results += [run_backlog(conn, k, 200_000) for k in ("counter", "auction", "marketing")]
                 results.append(run_tpch(conn, sf))
         finally:
             server.stop()
