@@ -148,7 +148,8 @@ def _explain(ast: m.Explain, ctx: PlanContext) -> ExplainPlan:
 def _show(ast: m.Show, ctx: PlanContext) -> ShowPlan:
     if ast.target is not None:
         item = resolve_item(ast.target, ctx)
-        if ast.what.startswith("create ") and item.kind.value != ast.what[len("create "):]:
+        kind = "source" if item.kind is ItemKind.SUBSOURCE else item.kind.value
+        if ast.what.startswith("create ") and kind != ast.what[len("create "):]:
             raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {ast.what[len("create "):]}')
         # For object-targeted SHOWs, `name` is the catalog id of the object.
         return ShowPlan(ast.what, item.id, item.schema)

@@ -105,8 +105,7 @@ class SourceController:
             single = outs[0].columns if gen.single_output else ()
             source = catalog.create(ItemKind.SOURCE, plan.schema, plan.name, single, plan.create_sql,
                                     database=plan.database, definition=definition)
-            created = [source] if single else []
-            created += await self._create_subsources(source, gen)
+            await self._create_subsources(source, gen)
         self.start_source(source)
         return source
 
@@ -177,21 +176,22 @@ class SourceController:
             return False
 
     async def _ingest(self, source: CatalogItem, stats: SourceStatistics) -> None:
-        attempt = 0
+        attempt, failed_at = 0, -1
         while True:
             try:
                 await self._run(source, stats)
                 return
             except asyncio.CancelledError:
                 raise
-            except Exception as e:  # reported in mz_source_statuses / SHOW SOURCES, then retried
+            except Exception as e:  # reported in mz_internal.mz_source_statuses, then retried
                 log.exception("source %s failed", source.name)
+                if stats.offset_committed != failed_at:  # progress since the last failure
+                    attempt, failed_at = 0, stats.offset_committed
                 _status(stats, "stalled", f"{type(e).__name__}: {e}" if not isinstance(e, SqlError) else e.message)
                 await asyncio.sleep(RETRY_SECONDS[min(attempt, len(RETRY_SECONDS) - 1)])
                 attempt += 1
 
     async def _run(self, source: CatalogItem, stats: SourceStatistics) -> None:
-        coord = self.coord
         gen = self.generator(source)
         outputs, progress = self.parts(source)
         offset = await self.recover(source)

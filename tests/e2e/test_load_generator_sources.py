@@ -1,42 +1,22 @@
 """Load-generator sources over real sockets: COUNTER ticking, AUCTION feeding a join+aggregate
 materialized view read by SUBSCRIBE (equal to a fresh SELECT at the same timestamp and to
 PostgreSQL's answer over the same subsource rows), kill -9 and restart without duplicated or
-skipped rows, DROP SOURCE, and the SQLSTATEs of bad statements. Every test drops its sources:
+skipped rows (in tests/e2e/test_restart.py, whose server is restarted anyway), DROP SOURCE, and
+the SQLSTATEs of bad statements. Every test drops its sources:
 the shared server runs the whole suite and should not keep ticking for later tests."""
 
 from __future__ import annotations
 
-import signal
 import time
 
 import psycopg
 import pytest
 
 from tests.support.clients import psycopg_connect
+from tests.support.sources import assert_counter_consistent, wait_for
 from tests.support.subscribe import Reconstruction, psycopg_fetch
 
 pytestmark = pytest.mark.e2e
-
-
-def wait_for(conn, sql: str, ok, deadline_s: float = 30):
-    deadline = time.monotonic() + deadline_s
-    while True:
-        row = conn.execute(sql).fetchone()
-        value = None if row is None else row[0]
-        if value is not None and ok(value):
-            return value
-        assert time.monotonic() < deadline, f"{sql} stayed at {value}"
-        time.sleep(0.1)
-
-
-def assert_counter_consistent(conn, src: str) -> int:
-    """The counter holds exactly 1..n and the progress relation says n, at one timestamp."""
-    n, lo, hi, distinct, offset = conn.execute(
-        f'SELECT (SELECT count(*) FROM {src}), (SELECT min(counter) FROM {src}), (SELECT max(counter) FROM {src}), '
-        f'(SELECT count(DISTINCT counter) FROM {src}), (SELECT "offset" FROM {src}_progress)').fetchone()
-    assert (lo, hi, distinct) == ((1, n, n) if n else (None, None, 0)), (n, lo, hi, distinct)
-    assert offset == n, (offset, n)
-    return n
 
 
 def test_counter_ticks_show_and_drop(slipstream, unique_prefix):
@@ -52,6 +32,7 @@ def test_counter_ticks_show_and_drop(slipstream, unique_prefix):
             assert shown[f"{src}_progress"] == ("progress", None, "")
             assert conn.execute(f"SELECT type FROM mz_sources WHERE name = '{src}'").fetchall() == [("load-generator",)]
             assert conn.execute(f"SELECT relkind FROM pg_class WHERE relname = '{src}'").fetchall() == [("r",)]
+            assert conn.execute(f"SHOW CREATE SOURCE {src}").fetchone()[1].startswith(f"CREATE SOURCE {src} FROM")
             stats = conn.execute(
                 "SELECT s.offset_committed, s.updates_committed, s.messages_received, s.write_frontier, t.status "
                 "FROM mz_internal.mz_source_statistics s JOIN mz_internal.mz_source_statuses t ON s.id = t.id "
@@ -189,29 +170,3 @@ def test_source_statement_errors(slipstream, unique_prefix):
         finally:
             conn.execute(f"DROP TABLE {p}t")
             conn.execute(f"DROP SCHEMA IF EXISTS {p}s CASCADE")
-
-
-def test_restart_continues_without_gaps_or_duplicates(fresh_slipstream):
-    server = fresh_slipstream
-    with psycopg_connect(server) as conn:
-        conn.execute("CREATE SOURCE c FROM LOAD GENERATOR COUNTER (TICK INTERVAL '50ms')")
-        conn.execute("CREATE SCHEMA a")
-        conn.execute("CREATE SOURCE a.house FROM LOAD GENERATOR AUCTION (TICK INTERVAL '50ms') FOR ALL TABLES")
-        wait_for(conn, "SELECT count(*) FROM c", lambda n: n >= 20)
-        before = assert_counter_consistent(conn, "c")
-        auctions_before = conn.execute("SELECT count(*) FROM a.auctions").fetchone()[0]
-    server.restart(signal.SIGKILL)
-    with psycopg_connect(server) as conn:
-        after = assert_counter_consistent(conn, "c")
-        assert after >= before
-        wait_for(conn, "SELECT count(*) FROM c", lambda n: n >= after + 10)
-        assert_counter_consistent(conn, "c")
-        n, lo, hi, distinct, offset = conn.execute(
-            "SELECT (SELECT count(*) FROM a.auctions), (SELECT min(id) FROM a.auctions), "
-            "(SELECT max(id) FROM a.auctions), (SELECT count(DISTINCT id) FROM a.auctions), "
-            '(SELECT "offset" FROM a.house_progress)').fetchone()
-        assert (lo, hi, distinct, offset) == (1, n, n, n) and n >= auctions_before
-        assert conn.execute("SELECT count(*) - count(DISTINCT id) FROM a.bids").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM a.users").fetchone()[0] == 400
-        conn.execute("DROP SOURCE c")
-        conn.execute("DROP SOURCE a.house")

@@ -8,9 +8,6 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pyarrow as pa
-import pytest
-
 from catalog.durable import Catalog
 from dataflow.batch import consolidate
 from planner.parse import parse
