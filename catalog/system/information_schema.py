@@ -14,7 +14,8 @@ from catalog.system.snapshot import CatalogSnapshot
 from dataflow.types import TypeKind
 
 _TABLE_TYPE = {ItemKind.TABLE: "BASE TABLE", ItemKind.VIEW: "VIEW", ItemKind.MATERIALIZED_VIEW: "MATERIALIZED VIEW",
-               ItemKind.SOURCE: "SOURCE", ItemKind.SUBSOURCE: "SOURCE"}
+               # Sources read like tables (Materialize's information_schema says BASE TABLE too).
+               ItemKind.SOURCE: "BASE TABLE", ItemKind.SUBSOURCE: "BASE TABLE"}
 
 
 @relation("information_schema", "tables", 13300,

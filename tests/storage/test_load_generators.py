@@ -82,3 +82,17 @@ def test_parse_create_source_options():
     assert (ast.name, ast.generator, dict(ast.options), ast.for_all_tables, ast.progress_name, ast.if_not_exists) == \
         (("s",), "auction", {"tick_ms": 250, "up_to": 100, "as_of": 3}, True, "p", True)
     assert set(GENERATORS) == {"counter", "auction", "marketing", "tpch"}
+
+
+def test_tpch_snapshot_at_a_small_scale_factor():
+    from dataflow.types import arrow_schema
+    gen = make_generator("tpch", LoadGenOptions(scale_factor=0.001))
+    out = gen.generate(0, 1)
+    outputs = {o.name: o for o in gen.outputs()}
+    assert sorted(out) == sorted(outputs) == ["customer", "lineitem", "nation", "orders", "part", "partsupp",
+                                              "region", "supplier"]
+    for name, batch in out.items():
+        assert batch.schema == arrow_schema(list(outputs[name].types)), name
+    assert out["nation"].num_rows == 25 and out["region"].num_rows == 5
+    assert out["orders"].num_rows == 1500 and out["lineitem"].num_rows > 5000
+    assert gen.generate(1, 10) == {}
