@@ -32,6 +32,8 @@ _KIND_WORDS = {
     ItemKind.VIEW: "view",
     ItemKind.MATERIALIZED_VIEW: "materialized view",
     ItemKind.INDEX: "index",
+    ItemKind.SOURCE: "source",
+    ItemKind.SUBSOURCE: "source",
 }
 
 

@@ -19,11 +19,14 @@ class ItemKind(str, Enum):
     VIEW = "view"
     MATERIALIZED_VIEW = "materialized view"
     INDEX = "index"
+    SOURCE = "source"  # storage/sources: a load generator (COUNTER's data is the source itself)
+    SUBSOURCE = "subsource"  # one output relation of a source (and its progress relation)
 
     @property
     def relkind(self) -> str:
-        """pg_class.relkind."""
-        return {"table": "r", "view": "v", "materialized view": "m", "index": "i"}[self.value]
+        """pg_class.relkind (sources read like tables, as in Materialize's pg_class)."""
+        return {"table": "r", "view": "v", "materialized view": "m", "index": "i", "source": "r",
+                "subsource": "r"}[self.value]
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,12 @@ class CatalogItem:
     index_on: str | None = None
     index_key: tuple[int, ...] = ()
     owner: str = "slipstream"
+
+    @property
+    def is_input(self) -> bool:
+        """Written from outside the dataflows, at oracle timestamps, into a shard the workers
+        import: tables, subsources, and a source that is itself a relation (COUNTER)."""
+        return self.kind in (ItemKind.TABLE, ItemKind.SUBSOURCE) or (self.kind is ItemKind.SOURCE and bool(self.columns))
 
     @property
     def qualified_name(self) -> str:

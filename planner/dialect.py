@@ -520,7 +520,7 @@ def _show(c: _Cursor) -> m.Show:
         return m.Show("columns", target=target)
     if c.accept("CREATE"):
         for words, kind in ((("MATERIALIZED", "VIEW"), "materialized view"), (("TABLE",), "table"),
-                            (("VIEW",), "view"), (("INDEX",), "index")):
+                            (("VIEW",), "view"), (("INDEX",), "index"), (("SOURCE",), "source")):
             if c.accept(*words):
                 target = c.name()
                 c.expect_end()
@@ -867,6 +867,9 @@ def _create(c: _Cursor) -> Any:
             name = c.name()
             c.expect_end()
             return m.CreateNamespace(word.lower(), name, bool(if_not_exists))
+    if c.is_word("SOURCE"):
+        from planner.source_syntax import parse_create_source
+        return parse_create_source(c)
     t = c.peek()
     if t is not None and t.text.upper() in ("SOURCE", "SINK", "CLUSTER", "CONNECTION", "SECRET",
                                             "TYPE", "ROLE", "SCHEMA", "DATABASE", "FUNCTION"):
@@ -943,7 +946,7 @@ def _drop(c: _Cursor) -> m.Drop | m.DropNamespace | m.DropRole:
             c.expect_end()
             return m.DropNamespace(word.lower(), tuple(names), bool(if_exists), cascade)
     for words, kind in ((("MATERIALIZED", "VIEW"), "materialized view"), (("TABLE",), "table"),
-                        (("VIEW",), "view"), (("INDEX",), "index")):
+                        (("VIEW",), "view"), (("INDEX",), "index"), (("SOURCE",), "source")):
         if c.accept(*words):
             break
     else:

@@ -184,7 +184,8 @@ def plan_drop_namespace(node: m.DropNamespace, ctx: PlanContext) -> DropNamespac
 
 
 _WRONG_KIND_HINT = {ItemKind.TABLE: "DROP TABLE", ItemKind.VIEW: "DROP VIEW",
-                    ItemKind.MATERIALIZED_VIEW: "DROP MATERIALIZED VIEW", ItemKind.INDEX: "DROP INDEX"}
+                    ItemKind.MATERIALIZED_VIEW: "DROP MATERIALIZED VIEW", ItemKind.INDEX: "DROP INDEX",
+                    ItemKind.SOURCE: "DROP SOURCE", ItemKind.SUBSOURCE: "DROP SOURCE"}
 
 
 def plan_drop(node: m.Drop, ctx: PlanContext) -> DropPlan:
@@ -199,11 +200,17 @@ def plan_drop(node: m.Drop, ctx: PlanContext) -> DropPlan:
                 continue
             code = SqlState.UNDEFINED_OBJECT if kind is ItemKind.INDEX else SqlState.UNDEFINED_TABLE
             raise SqlError(code, f'{kind.value} "{name}" does not exist')
+        if item.kind is ItemKind.SUBSOURCE and kind is ItemKind.SOURCE:
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f'dropping subsource "{name}" on its own not yet supported',
+                           hint="Drop its source with DROP SOURCE ... CASCADE.")
         if item.kind is not kind:
             raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{name}" is not a {kind.value}',
                            hint=f"Use {_WRONG_KIND_HINT[item.kind]} to remove a {item.kind.value}.")
         if item.id not in ids:
             ids.append(item.id)
+        if item.kind is ItemKind.SOURCE:  # its subsources are part of it (no CASCADE needed)
+            ids.extend(i.id for i in ctx.catalog.items()
+                       if i.kind is ItemKind.SUBSOURCE and i.depends_on == (item.id,) and i.id not in ids)
     return DropPlan(kind, tuple(ids), node.cascade, tuple(missing))
 
 

@@ -151,8 +151,11 @@ def plan_catalog_item(item: CatalogItem, ctx: PlanContext) -> Plan:
     """A relation read: Get for tables/materialized views/indexed views, else the inlined view."""
     ctx.depends_on.append(item.id)
     types = tuple(c.type for c in item.columns)
-    if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+    if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW) or item.is_input:
         return Get(item.id, types)
+    if item.kind is ItemKind.SOURCE:
+        raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'source "{item.name}" has no data of its own',
+                       hint="Read its subsources (SHOW SOURCES lists them).")
     if item.kind is ItemKind.VIEW:
         indexes = ctx.catalog.indexes_on(item.id)
         if indexes:

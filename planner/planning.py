@@ -148,7 +148,8 @@ def _explain(ast: m.Explain, ctx: PlanContext) -> ExplainPlan:
 def _show(ast: m.Show, ctx: PlanContext) -> ShowPlan:
     if ast.target is not None:
         item = resolve_item(ast.target, ctx)
-        if ast.what.startswith("create ") and item.kind.value != ast.what[len("create "):]:
+        kind = "source" if item.kind is ItemKind.SUBSOURCE else item.kind.value
+        if ast.what.startswith("create ") and kind != ast.what[len("create "):]:
             raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {ast.what[len("create "):]}')
         # For object-targeted SHOWs, `name` is the catalog id of the object.
         return ShowPlan(ast.what, item.id, item.schema)
@@ -260,6 +261,9 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return _explain(ast, ctx)
     if isinstance(ast, m.Empty):
         return EmptyPlan()
+    from planner.source_syntax import CreateSource, plan_create_source
+    if isinstance(ast, CreateSource):
+        return plan_create_source(ast, ctx, stmt.sql)
     if isinstance(ast, m.ROLE_STATEMENTS):
         return ast  # CREATE/ALTER/DROP ROLE need no planning: the adapter runs them as parsed
     raise unsupported(f"statement {stmt.sql.split()[0] if stmt.sql else ''}")

@@ -68,6 +68,8 @@ class Coordinator:
         self.last_write: dict[str, int] = {}  # table id -> timestamp of its latest data write
         self._committer: asyncio.Task | None = None
         self.spark = None
+        from storage.sources.controller import SourceController
+        self.sources = SourceController(self)  # load-generator ingestion (storage/sources)
 
     # -- start-up -------------------------------------------------------------------------------
 
@@ -81,6 +83,7 @@ class Coordinator:
                                                                  inline_part_max_bytes=INLINE_PART_MAX_BYTES,
                                                                  cache_bytes=PERSIST_CACHE_BYTES))
         catalog = self.catalog
+        catalog.source_statistics = self.sources.statistics  # mz_internal.mz_source_statistics
         self.oracle = TimestampOracle(
             load=lambda: int(catalog.get_setting("oracle_high_water") or 0),
             store=lambda v: catalog.set_setting("oracle_high_water", str(v)))
@@ -92,6 +95,7 @@ class Coordinator:
         self.compute.errors = self.errors  # one record of errored collections
         await self.compute.start(self.spark)
         await self._bootstrap()
+        await self.sources.start()
         self._tasks.append(asyncio.ensure_future(self._tick_loop()))
 
     async def _bootstrap(self) -> None:
@@ -102,7 +106,7 @@ class Coordinator:
         items = self.catalog.items()
         for item in items:
             types = tuple(c.type for c in item.columns)
-            if item.kind is ItemKind.TABLE:
+            if item.is_input:  # tables and sources' relations
                 await asyncio.to_thread(self.storage.open, item.id, types)
                 self.compute.import_collection(item.id, types, upper)
             elif item.kind is ItemKind.MATERIALIZED_VIEW:
@@ -126,7 +130,7 @@ class Coordinator:
     def plan_of_relation(self, item: CatalogItem) -> Plan:
         """A plan reading all of a relation: its shard, or a view's definition."""
         types = tuple(c.type for c in item.columns)
-        if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+        if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW) or item.is_input:
             return Get(item.id, types)
         return self._plan_definition(item)
 
@@ -181,6 +185,7 @@ class Coordinator:
             await asyncio.sleep(MV_SINK_INTERVAL_SECONDS)
 
     async def close(self) -> None:
+        self.sources.close()
         for t in self._tasks + list(self._sinks.values()):
             t.cancel()
         if self.compute is not None:
@@ -193,7 +198,7 @@ class Coordinator:
     # -- time -----------------------------------------------------------------------------------
 
     def table_ids(self) -> tuple[str, ...]:
-        return tuple(i.id for i in self.catalog.items() if i.kind is ItemKind.TABLE)
+        return tuple(i.id for i in self.catalog.items() if i.is_input)  # with sources' relations
 
     async def _tick_loop(self) -> None:
         ticks = 0
@@ -207,7 +212,7 @@ class Coordinator:
                 ticks += 1
                 if ticks % COMPACT_EVERY_TICKS == 0:
                     for item in self.catalog.items():
-                        if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+                        if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:
                             await asyncio.to_thread(self.storage.compact, item.id)
             except Exception:
                 log.exception("tick failed")
@@ -376,6 +381,8 @@ class Coordinator:
                                hint="Use DROP ... CASCADE to drop the dependent objects too.")
             dropped = [self.catalog.get(i) for i in order]
             for item in dropped:
+                if item.kind is ItemKind.SOURCE:
+                    self.sources.stop(item.id)
                 task = self._sinks.pop(item.id, None)
                 if task is not None:
                     task.cancel()
@@ -384,7 +391,7 @@ class Coordinator:
                 self.errors.pop(item.id, None)
             self.catalog.drop(order)
             for item in dropped:
-                if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW):
+                if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:
                     await asyncio.to_thread(self.storage.drop, item.id)
             return dropped
 

@@ -60,6 +60,12 @@ class StorageController:
             return None
         return self._shards[id].snapshot(upper - 1)
 
+    def snapshot_at(self, id: str, as_of: int) -> pa.Table | None:
+        """The shard's contents at `as_of` (>= its since), or None when it was never written."""
+        if self._uppers[id] == 0:
+            return None
+        return self._shards[id].snapshot(as_of)
+
     def correct_and_append(self, id: str, desired_first: pa.Table, new_upper: int,
                            as_of: int | None = None) -> pa.Table:
         """The self-correcting write of a (re)started view: make the shard hold `desired_first`

@@ -13,7 +13,9 @@ from catalog.system.relations import all_relations, relation
 from catalog.system.snapshot import CatalogSnapshot
 from dataflow.types import TypeKind
 
-_TABLE_TYPE = {ItemKind.TABLE: "BASE TABLE", ItemKind.VIEW: "VIEW", ItemKind.MATERIALIZED_VIEW: "MATERIALIZED VIEW"}
+_TABLE_TYPE = {ItemKind.TABLE: "BASE TABLE", ItemKind.VIEW: "VIEW", ItemKind.MATERIALIZED_VIEW: "MATERIALIZED VIEW",
+               # Sources read like tables (Materialize's information_schema says BASE TABLE too).
+               ItemKind.SOURCE: "BASE TABLE", ItemKind.SUBSOURCE: "BASE TABLE"}
 
 
 @relation("information_schema", "tables", 13300,

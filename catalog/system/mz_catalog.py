@@ -23,6 +23,15 @@ def database_id(oid: int) -> str:
     return f"u{oid}"
 
 
+def source_type(item) -> str:
+    """mz_sources.type (and SHOW SOURCES' type): load-generator, subsource or progress."""
+    import json
+    config = json.loads(item.definition or "{}")
+    if item.kind is ItemKind.SOURCE:
+        return config.get("type", "load-generator")
+    return "progress" if config.get("output") == "progress" else "subsource"
+
+
 def _of_kind(kind: ItemKind):
     def rows(snap: CatalogSnapshot):
         return [(i.id, i.oid, schema_id(snap, i.schema), i.name, _owner(snap, i)) for i in user_items(snap)
@@ -95,8 +104,36 @@ def mz_clusters(snap: CatalogSnapshot):
     return [("u1", "default", "s1", None, 1)]
 
 
-relation("mz_catalog", "mz_sources", 16109, "id text, oid oid, schema_id text, name text, type text, owner_id text")(
-    lambda snap: ())
+@relation("mz_catalog", "mz_sources", 16109, "id text, oid oid, schema_id text, name text, type text, owner_id text")
+def mz_sources(snap: CatalogSnapshot):
+    return [(i.id, i.oid, schema_id(snap, i.schema), i.name, source_type(i), _owner(snap, i))
+            for i in user_items(snap) if i.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE)]
+
+
+@relation("mz_internal", "mz_source_statistics", 16112,
+          "id text, messages_received int8, bytes_received int8, updates_staged int8, updates_committed int8, "
+          "snapshot_committed bool, offset_known int8, offset_committed int8, write_frontier int8, lag_ms int8")
+def mz_source_statistics(snap: CatalogSnapshot):
+    """Per source, since this environmentd started (offsets are durable: the progress relation)."""
+    names = {i.id for i in user_items(snap)}
+    return [(s.id, s.messages_received, s.bytes_received, s.updates_staged, s.updates_committed,
+             s.snapshot_committed, s.offset_known, s.offset_committed, s.write_frontier, s.lag_ms)
+            for s in snap.source_statistics if s.id in names]
+
+
+@relation("mz_internal", "mz_source_statuses", 16113,
+          "id text, name text, type text, last_status_change_at timestamptz, status text, error text")
+def mz_source_statuses(snap: CatalogSnapshot):
+    import datetime as dt
+    by_id = {i.id: i for i in user_items(snap)}
+    rows = []
+    for s in snap.source_statistics:
+        item = by_id.get(s.id)
+        if item is None:
+            continue
+        at = dt.datetime.fromtimestamp(s.last_status_change_ms / 1000, dt.timezone.utc)
+        rows.append((s.id, item.name, "load-generator", at, s.status, s.error))
+    return rows
 relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id text, name text, type text, owner_id text")(
     lambda snap: ())
 

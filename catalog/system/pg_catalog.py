@@ -20,7 +20,8 @@ DEFAULT_COLLATION = 100
 PG_DEFAULT_TABLESPACE = 1663
 ENCODING_UTF8 = 6
 
-_RELKIND = {ItemKind.TABLE: "r", ItemKind.VIEW: "v", ItemKind.MATERIALIZED_VIEW: "m", ItemKind.INDEX: "i"}
+_RELKIND = {ItemKind.TABLE: "r", ItemKind.VIEW: "v", ItemKind.MATERIALIZED_VIEW: "m", ItemKind.INDEX: "i",
+            ItemKind.SOURCE: "r", ItemKind.SUBSOURCE: "r"}
 
 
 def _namespaces(snap: CatalogSnapshot) -> list[tuple[str, int]]:

@@ -58,6 +58,8 @@ class CatalogSnapshot:
     schemas: tuple[tuple[str, str, int], ...] = (("slipstream", "public", 2200),)
     # Column defaults by item id: (column number from 1, expression text).
     defaults: dict = field(default_factory=dict, hash=False, compare=False)
+    # Running sources' statistics (storage.sources.base.SourceStatistics), for mz_internal.
+    source_statistics: tuple = ()
 
     def schema_oid(self, schema: str) -> int:
         """The OID of a schema of this statement's database (system schemas included)."""

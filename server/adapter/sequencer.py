@@ -245,6 +245,9 @@ class SlipstreamAdapter:
             return EmptyQuery()
         if isinstance(plan, ROLE_STATEMENTS):
             return await execute_role_statement(self.coord, session, plan)
+        from server.adapter.sources import CreateSourcePlan, create_source
+        if isinstance(plan, CreateSourcePlan):
+            return await create_source(self.coord, session, plan)
         raise unsupported(type(plan).__name__)
 
     async def _execute_prepared(self, session: Session, state: SessionState, plan: ExecutePlan) -> Outcome:
@@ -557,7 +560,7 @@ class SlipstreamAdapter:
 
     async def _drop(self, session: Session, plan: DropPlan) -> Outcome:
         word = {ItemKind.TABLE: "TABLE", ItemKind.VIEW: "VIEW", ItemKind.MATERIALIZED_VIEW: "MATERIALIZED VIEW",
-                ItemKind.INDEX: "INDEX"}[plan.kind]
+                ItemKind.INDEX: "INDEX", ItemKind.SOURCE: "SOURCE"}[plan.kind]
         for name in plan.missing:
             session.pending_notices.append(("00000", f'{plan.kind.value} "{name}" does not exist, skipping'))
         if plan.ids:

@@ -75,7 +75,14 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         items = sorted((i for i in catalog.items() if plan.schema in (None, i.schema)), key=lambda i: i.name)
         return Rows([Column("name", TEXT), Column("type", TEXT), Column("comment", TEXT)],
                     [(i.name, i.kind.value, "") for i in items])
-    if what in ("sources", "sinks"):  # none exist yet: tables are the only inputs
+    if what == "sources":
+        from catalog.system.mz_catalog import source_type
+        items = sorted((i for i in catalog.items() if i.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE)
+                        and plan.schema in (None, i.schema)), key=lambda i: i.name)
+        return Rows([Column("name", TEXT), Column("type", TEXT), Column("cluster", TEXT), Column("comment", TEXT)],
+                    [(i.name, source_type(i), "quickstart" if i.kind is ItemKind.SOURCE else None, "")
+                     for i in items])
+    if what == "sinks":  # none exist yet
         return Rows([Column("name", TEXT), Column("type", TEXT), Column("cluster", TEXT), Column("comment", TEXT)], [])
     if what in ("secrets", "connections"):
         return Rows([Column("name", TEXT), Column("comment", TEXT)], [])

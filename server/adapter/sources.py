@@ -1,0 +1,18 @@
+"""CREATE SOURCE in the adapter (planned by planner/source_syntax.py, run by the coordinator's
+source controller, storage/sources/controller.py), and what SHOW SOURCES lists."""
+
+from __future__ import annotations
+
+from catalog.system.mz_catalog import source_type
+from planner.source_syntax import CreateSourcePlan
+from server.api import CommandComplete, Outcome, Session
+
+__all__ = ["CreateSourcePlan", "create_source", "source_type"]
+
+
+async def create_source(coord, session: Session, plan: CreateSourcePlan) -> Outcome:
+    if plan.if_not_exists and coord.catalog.try_resolve((plan.database, plan.schema, plan.name)) is not None:
+        session.pending_notices.append(("42P07", f'source "{plan.name}" already exists, skipping'))
+        return CommandComplete("CREATE SOURCE")
+    await coord.sources.create(plan)
+    return CommandComplete("CREATE SOURCE")
