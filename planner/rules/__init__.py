@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from dataflow.plan import Plan
+from dataflow.plan import Constant, Plan, output_types
 from planner.rules.fold_constants import raise_deferred
 from planner.rules.numeric_literals import check_numeric_literals
 from planner.rules.prune_columns import prune_columns
+from planner.rules.prune_empty import prune_empty
 from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeletePlan, InsertPlan,
                                 SelectPlan, StatementPlan, SubscribePlan, UpdatePlan)
 
@@ -23,7 +24,7 @@ def optimize(plan: Plan) -> Plan:
     failing constant the pruned plan still reads is raised (`fold_constants`)."""
     plan = prune_columns(plan)
     raise_deferred(plan)
-    return plan
+    return prune_empty(plan)
 
 
 def optimize_statement(stmt: StatementPlan) -> StatementPlan:
@@ -31,6 +32,10 @@ def optimize_statement(stmt: StatementPlan) -> StatementPlan:
     keep every table column because a plan's output is never changed, only its insides. Its
     numeric constants are checked first (`numeric_literals`)."""
     check_numeric_literals(stmt)
+    if isinstance(stmt, SelectPlan) and stmt.finishing.limit == 0:
+        # `SELECT ... LIMIT 0` (BI tools ask it for the column types): nothing to run.
+        plan = optimize(stmt.plan)
+        return replace(stmt, plan=Constant((), output_types(plan)))
     if isinstance(stmt, (SelectPlan, SubscribePlan, CreateViewPlan)):
         return replace(stmt, plan=optimize(stmt.plan))
     if isinstance(stmt, InsertPlan) and stmt.source is not None:
@@ -43,4 +48,4 @@ def optimize_statement(stmt: StatementPlan) -> StatementPlan:
     return stmt
 
 
-__all__ = ["optimize", "optimize_statement", "prune_columns"]
+__all__ = ["optimize", "optimize_statement", "prune_columns", "prune_empty"]

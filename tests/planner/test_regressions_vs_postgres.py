@@ -43,6 +43,11 @@ QUERIES = [
     "SELECT i FROM t WHERE i NOT IN (3, 4, 1/(i-1))", "SELECT i FROM t WHERE i = 1 OR 1/(i-1) = 5",
     "SELECT i = 1 OR 1/(i-1) = 5 FROM t", "SELECT i <> 1 AND 1/(i-1) = 1 FROM t",
     "SELECT j = 0 OR 10/j > 1, j <> 0 AND 10/j > 1, j IN (0, 10/j) FROM t",
+    # A part of the plan that can have no rows is not run (HAVING false, LIMIT 0, WHERE NULL).
+    "SELECT array_agg(CAST(bi AS integer) ORDER BY CAST(bi AS integer)) FROM t HAVING false",
+    "SELECT CAST(s AS integer) FROM t LIMIT 0", "SELECT * FROM (SELECT s::int FROM t) q LIMIT 0",
+    "SELECT count(*), sum(i) FROM t WHERE NULL", "SELECT i, count(*) FROM t WHERE false GROUP BY i",
+    "SELECT (SELECT s::int FROM t LIMIT 0) FROM t", "SELECT * FROM t t1 FULL JOIN t t2 ON false",
     # A strict function with a constant NULL argument is NULL without being called.
     "SELECT overlay('a' placing CAST(NULL AS text) from 0 for 1) FROM t",
     "SELECT repeat(NULL, -1), substr('abc', NULL, -1) FROM t WHERE false", "SELECT concat(NULL, 'a')",
