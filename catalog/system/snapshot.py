@@ -60,6 +60,10 @@ class CatalogSnapshot:
     defaults: dict = field(default_factory=dict, hash=False, compare=False)
     # Running sources' statistics (storage.sources.base.SourceStatistics), for mz_internal.
     source_statistics: tuple = ()
+    # aclitem[] text per object key (catalog/privileges.py: ("item", id), ("schema", "db.s"),
+    # ("database", db)), None where nothing was granted; owners of databases and schemas.
+    acls: dict = field(default_factory=dict, hash=False, compare=False)
+    owners: dict = field(default_factory=dict, hash=False, compare=False)
 
     def schema_oid(self, schema: str) -> int:
         """The OID of a schema of this statement's database (system schemas included)."""
