@@ -201,7 +201,7 @@ class PrivilegeStore:
             self._members = {(r, m) for r, m in self._members if role not in (r, m)}
 
 
-def acl_items(store: PrivilegeStore, obj: Key, kind: str, owner: str) -> list[str] | None:
+def acl_items(store: PrivilegeStore, obj: Key, kind: str, owner: str) -> str | None:
     """aclitem[] as PostgreSQL prints it: NULL when nothing was granted (the owner's default),
     else the owner's entry first and one `grantee=privs/grantor` per grantee (PUBLIC's name
     empty; the grantor shown is the owner, on whose behalf every grant is made)."""
@@ -213,7 +213,14 @@ def acl_items(store: PrivilegeStore, obj: Key, kind: str, owner: str) -> list[st
         if grantee == owner:
             continue
         out.append(f"{'' if grantee == PUBLIC else grantee}={privs}/{owner}")
-    return out
+    # arrays are kept as their PostgreSQL text form (docs/architecture.md, Data model)
+    return "{" + ",".join(_quote(x) for x in out) + "}"
+
+
+def _quote(element: str) -> str:
+    if any(c in element for c in '{},"\\ ') or element == "":
+        return '"' + element.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return element
 
 
 def catalog_acls(catalog) -> tuple[dict, dict]:
