@@ -6,7 +6,7 @@ succeeds after GRANT and fails again after REVOKE; ownership (the creator owns, 
 a superuser drops or alters, ALTER ... OWNER TO), views read with their owner's privileges, role
 membership, GRANT ... ON ALL TABLES IN SCHEMA, PUBLIC, and the system catalogs (relacl, nspacl,
 has_*_privilege). Messages are compared with PostgreSQL 15 where both have the statement.
-Privileges surviving a restart: tests/e2e/test_limits.py (it has a server of its own to restart).
+Privileges surviving a restart: tests/catalog/test_privileges_durable.py (the durable catalog reopened).
 """
 
 from __future__ import annotations
