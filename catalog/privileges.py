@@ -15,8 +15,9 @@ an object nobody granted anything on has no rows (relacl NULL, as in PostgreSQL)
 (`CatalogItem.owner`); databases and schemas have theirs here (the default role when not set).
 
 At creation the store grants PUBLIC USAGE on the default database and on its `public` schema
-(Materialize's defaults; PostgreSQL 15 gives PUBLIC USAGE on `public` too). The adapter does the
-same for the `public` schema of every new database.
+(Materialize's defaults; PostgreSQL 15 gives PUBLIC USAGE on `public` too), and TEMPORARY and
+CONNECT on the database (PostgreSQL's defaults, which Slipstream does not enforce). The adapter
+grants PUBLIC USAGE on the `public` schema and TEMPORARY, CONNECT on every new database.
 
     store = PrivilegeStore(conn, lock)
     store.grant(("item", "u1"), ["alice"], "ra")
@@ -75,9 +76,11 @@ class PrivilegeStore:
                      "owner TEXT NOT NULL, PRIMARY KEY (kind, key))")
         conn.execute("CREATE TABLE IF NOT EXISTS role_members (role TEXT NOT NULL, member TEXT NOT NULL, "
                      "PRIMARY KEY (role, member))")
+        conn.execute("CREATE TABLE IF NOT EXISTS role_settings (role TEXT NOT NULL, name TEXT NOT NULL, "
+                     "value TEXT NOT NULL, PRIMARY KEY (role, name))")
         conn.execute("CREATE TABLE IF NOT EXISTS acl_seeded (done INTEGER NOT NULL)")
         if conn.execute("SELECT count(*) FROM acl_seeded").fetchone()[0] == 0:
-            conn.execute("INSERT OR IGNORE INTO acl VALUES ('database', ?, ?, 'U')", (default_database, PUBLIC))
+            conn.execute("INSERT OR IGNORE INTO acl VALUES ('database', ?, ?, 'UTc')", (default_database, PUBLIC))
             conn.execute("INSERT OR IGNORE INTO acl VALUES ('schema', ?, ?, 'U')",
                          (f"{default_database}.{default_schema}", PUBLIC))
             conn.execute("INSERT INTO acl_seeded VALUES (1)")
@@ -86,6 +89,9 @@ class PrivilegeStore:
             self._acl.setdefault((kind, key), {})[grantee] = privs
         self._owners: dict[Key, str] = {(k, key): o for k, key, o in conn.execute("SELECT kind, key, owner FROM owners")}
         self._members: set[tuple[str, str]] = set(conn.execute("SELECT role, member FROM role_members"))
+        self._settings: dict[str, dict[str, str]] = {}
+        for role, name, value in conn.execute("SELECT role, name, value FROM role_settings"):
+            self._settings.setdefault(role, {})[name] = value
 
     def _write(self, statements: list[tuple[str, tuple]]) -> None:
         self._conn.execute("BEGIN IMMEDIATE")
@@ -195,10 +201,32 @@ class PrivilegeStore:
             self._members.discard((role, member))
 
     def forget_role(self, role: str) -> None:
-        """A dropped role's memberships go with it (its privileges were checked to be gone)."""
+        """A dropped role's memberships and settings go with it (its privileges were checked to
+        be gone)."""
         with self._lock:
-            self._write([("DELETE FROM role_members WHERE role = ? OR member = ?", (role, role))])
+            self._write([("DELETE FROM role_members WHERE role = ? OR member = ?", (role, role)),
+                         ("DELETE FROM role_settings WHERE role = ?", (role,))])
             self._members = {(r, m) for r, m in self._members if role not in (r, m)}
+            self._settings.pop(role, None)
+
+    # -- per-role defaults of session variables (ALTER ROLE ... SET)
+
+    def role_settings(self, role: str) -> dict[str, str]:
+        return dict(self._settings.get(role, {}))
+
+    def set_role_setting(self, role: str, name: str | None, value: str | None) -> None:
+        """Set one default (value None removes it; name None removes all)."""
+        with self._lock:
+            if name is None:
+                self._write([("DELETE FROM role_settings WHERE role = ?", (role,))])
+                self._settings.pop(role, None)
+            elif value is None:
+                self._write([("DELETE FROM role_settings WHERE role = ? AND name = ?", (role, name))])
+                self._settings.get(role, {}).pop(name, None)
+            else:
+                self._write([("INSERT INTO role_settings VALUES (?, ?, ?) ON CONFLICT(role, name) "
+                              "DO UPDATE SET value = excluded.value", (role, name, value))])
+                self._settings.setdefault(role, {})[name] = value
 
 
 def acl_items(store: PrivilegeStore, obj: Key, kind: str, owner: str) -> str | None:

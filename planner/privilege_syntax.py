@@ -46,7 +46,18 @@ class AlterOwner:
     owner: str
 
 
-PRIVILEGE_STATEMENTS = (GrantPrivileges, GrantRole, AlterOwner)
+@dataclass(frozen=True)
+class AlterRoleSet:
+    """ALTER ROLE name SET var {TO | =} value | SET var TO DEFAULT | RESET var | RESET ALL: the
+    role's default for a session variable (value None = remove; var None = RESET ALL)."""
+
+    role: str  # with `special`: CURRENT_USER / SESSION_USER / CURRENT_ROLE
+    var: str | None
+    value: str | None
+    special: bool = False
+
+
+PRIVILEGE_STATEMENTS = (GrantPrivileges, GrantRole, AlterOwner, AlterRoleSet)
 
 _SPECIAL = {TokenType.CURRENT_USER: "CURRENT_USER", TokenType.SESSION_USER: "SESSION_USER"}
 _KNOWN = {"SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER", "USAGE", "CREATE",
@@ -195,5 +206,26 @@ def parse_alter_owner(c):
     return AlterOwner(kind, name, owner)
 
 
-__all__ = ["GrantPrivileges", "GrantRole", "AlterOwner", "PRIVILEGE_STATEMENTS", "parse_grant",
+def parse_role_setting(c, role: str, special: bool) -> AlterRoleSet:
+    """After ALTER ROLE name, at SET or RESET."""
+    if c.accept("RESET"):
+        if c.accept("ALL"):
+            c.expect_end()
+            return AlterRoleSet(role, None, None, special)
+        var = c.ident()
+        c.expect_end()
+        return AlterRoleSet(role, var.lower(), None, special)
+    c.expect("SET")
+    var = c.ident()
+    if not (c.accept("TO") or c.accept_type(TokenType.EQ)):
+        raise _syntax(c.peek())
+    if c.accept("DEFAULT"):
+        c.expect_end()
+        return AlterRoleSet(role, var.lower(), None, special)
+    value = c.value()
+    c.expect_end()
+    return AlterRoleSet(role, var.lower(), value, special)
+
+
+__all__ = ["AlterRoleSet", "parse_role_setting", "GrantPrivileges", "GrantRole", "AlterOwner", "PRIVILEGE_STATEMENTS", "parse_grant",
            "parse_alter_owner", "SqlState"]

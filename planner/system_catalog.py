@@ -84,10 +84,21 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
         sessions=tuple(sessions_of()) if sessions_of else (_own_session(session),),
         databases=tuple(databases_of()) if databases_of else (("slipstream", 16384),),
         schemas=tuple(schemas_of()) if schemas_of else (("slipstream", "public", 2200),),
-        defaults=_defaults(items, ctx), acls=acls, owners=owners,
+        defaults=_defaults(items, ctx), acls=acls, owners=owners, **_grants(ctx, items),
         source_statistics=tuple(source_statistics()) if source_statistics else ())
     ctx.caches["system_snapshot"] = snap
     return snap
+
+
+def _grants(ctx: "PlanContext", items) -> dict:
+    """What information_schema.table_privileges reads (catalog/privileges.py)."""
+    store = getattr(ctx.catalog, "privileges", None)
+    if store is None:
+        return {}
+    from catalog.privileges import PrivilegeChecker
+    user = ctx.session.user
+    roles = None if PrivilegeChecker(ctx.catalog).superuser(user) else frozenset(store.roles_of(user))
+    return {"grants": {("item", i.id): store.acl(("item", i.id)) for i in items}, "user_roles": roles}
 
 
 def _own_session(session) -> SessionRow:

@@ -9,8 +9,9 @@ and the like set at start):
   timeout` (PostgreSQL's words).
 * max_connections: a connection beyond it gets FATAL 53300 `sorry, too many clients already`
   after its startup packet (before authentication), and the others keep working.
-* max_result_size (bytes, Materialize's variable): a one-off query whose result is larger fails
-  with 53000-class 53200 `result exceeds max size of N B` instead of holding it all in memory.
+* max_result_size (bytes; Materialize's, also settable as max_query_result_size, its session-level
+  name): a one-off query whose result is larger fails with 53000-class 53200 `result exceeds max
+  size of 1073.7 MB` (Materialize's words) instead of holding it all in memory.
 
 Durations are PostgreSQL's: a number in milliseconds or with a unit (us, ms, s, min, h, d);
 sizes take B, kB, MB, GB, TB (PostgreSQL's memory units, base 1024).
@@ -107,7 +108,11 @@ def check_result_size(vars: dict[str, str], nbytes: int) -> None:
 
 
 def _pretty(n: int) -> str:
-    for unit, size in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("kB", 1024)):
-        if n >= size and n % size == 0:
-            return f"{n // size} {unit}"
-    return f"{n} B"
+    """As Materialize prints the limit: 1MB -> '1048.6 KB', 1GB -> '1073.7 MB' (its byte-size
+    display: the largest power of 1024 below the value picks the unit, the value in powers of 1000)."""
+    k = 0
+    while k < 4 and 1024 ** (k + 1) < n:
+        k += 1
+    if k == 0:
+        return f"{n} B"
+    return f"{n / 1000 ** k:.1f} {'KMGT'[k - 1]}B"

@@ -64,6 +64,10 @@ class CatalogSnapshot:
     # ("database", db)), None where nothing was granted; owners of databases and schemas.
     acls: dict = field(default_factory=dict, hash=False, compare=False)
     owners: dict = field(default_factory=dict, hash=False, compare=False)
+    # Privileges granted per object key (grantee -> letters), and the roles whose grants the
+    # statement's user may see in information_schema.table_privileges (None: all, a superuser).
+    grants: dict = field(default_factory=dict, hash=False, compare=False)
+    user_roles: frozenset | None = field(default=None, hash=False, compare=False)
 
     def schema_oid(self, schema: str) -> int:
         """The OID of a schema of this statement's database (system schemas included)."""

@@ -31,7 +31,7 @@ from catalog.privileges import (LETTER_NAMES, PRIVILEGE_LETTERS, PUBLIC, VALID, 
                                 item_key, ordered, schema_key)
 from catalog.roles import DEFAULT_ROLE
 from dataflow.errors import SqlError, SqlState, unsupported
-from planner.privilege_syntax import AlterOwner, GrantPrivileges, GrantRole
+from planner.privilege_syntax import AlterOwner, AlterRoleSet, GrantPrivileges, GrantRole
 from planner.statements import (CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateNamespacePlan, CreateTablePlan,
                                 CreateViewPlan, DeclarePlan, DeletePlan, DropNamespacePlan, DropPlan, ExplainPlan,
                                 InsertPlan, SelectPlan, SubscribePlan, UpdatePlan)
@@ -190,6 +190,7 @@ def after_create_namespace(catalog, session: Session, plan: CreateNamespacePlan)
         store.set_owner(("database", plan.database), session.user)
         store.set_owner(schema_key(plan.database, "public"), session.user)
         store.grant(schema_key(plan.database, "public"), [PUBLIC], "U")
+        store.grant(("database", plan.database), [PUBLIC], "Tc")  # PostgreSQL's default
     else:
         store.set_owner(schema_key(plan.database, plan.name), session.user)
 
@@ -369,7 +370,44 @@ async def execute_privilege_statement(coord, session: Session, stmt) -> CommandC
             return _grant_privileges(catalog, session, stmt)
         if isinstance(stmt, GrantRole):
             return _grant_role(catalog, session, stmt)
+        if isinstance(stmt, AlterRoleSet):
+            return _alter_role_set(catalog, session, stmt)
         return _alter_owner(catalog, session, stmt)
+
+
+# Variables a role's default may not set (they describe the server or the session's identity).
+_NOT_SETTABLE = {"server_version", "server_version_num", "server_encoding", "integer_datetimes", "is_superuser",
+                 "max_identifier_length", "in_hot_standby", "lc_messages", "max_connections",
+                 "session_authorization", "database"}
+
+
+def _alter_role_set(catalog, session: Session, stmt: AlterRoleSet) -> CommandComplete:
+    """ALTER ROLE r SET var = value: the role's sessions start with that value (after the
+    server's default, before what the client sends at startup), as PostgreSQL's
+    pg_db_role_setting. A superuser may set any role's; a role its own."""
+    from server import limits
+    from server.adapter.vars import canonical
+    name = session.user if stmt.special else stmt.role
+    if catalog.role(name) is None:
+        raise SqlError(SqlState.UNDEFINED_OBJECT, f'role "{name}" does not exist')
+    if not Privileges(catalog).superuser(session.user, session) and name != session.user:
+        raise SqlError(INSUFFICIENT_PRIVILEGE, "permission denied")
+    var = None if stmt.var is None else canonical(stmt.var)
+    if var in _NOT_SETTABLE:
+        raise SqlError(SqlState.CANT_CHANGE_RUNTIME_PARAM, f'parameter "{var}" cannot be changed')
+    if var is not None and stmt.value is not None:
+        limits.validate(var, stmt.value)
+    catalog.privileges.set_role_setting(name, var, stmt.value)
+    return CommandComplete("ALTER ROLE")
+
+
+def apply_role_settings(catalog, session: Session) -> None:
+    """At session start: the role's defaults, unless the client set the variable at startup."""
+    store = getattr(catalog, "privileges", None)
+    if store is None:
+        return
+    for name, value in store.role_settings(session.user).items():
+        session.vars.setdefault(name, value)
 
 
 def role_dependencies(catalog, role: str) -> list[str]:

@@ -72,6 +72,7 @@ class SlipstreamAdapter:
 
     async def startup(self, session: Session) -> None:
         _state(session)
+        privileges.apply_role_settings(self.coord.catalog, session)  # ALTER ROLE ... SET
         # psql and most drivers default the database to the user name; as in Materialize, an
         # unknown database does not refuse the connection: the session uses "slipstream".
         if session.database and session.database != "slipstream":

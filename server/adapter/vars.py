@@ -58,7 +58,8 @@ READ_ONLY = {"server_version", "server_version_num", "server_encoding", "integer
              "is_superuser", "max_identifier_length", "max_connections", "in_hot_standby", "lc_messages"}
 
 ALIASES = {"time zone": "timezone", "transaction isolation level": "transaction_isolation",
-           "session authorization": "session_authorization", "names": "client_encoding"}
+           "session authorization": "session_authorization", "names": "client_encoding",
+           "max_query_result_size": "max_result_size"}
 
 
 def canonical(name: str) -> str:

@@ -55,6 +55,20 @@ def test_statement_timeout(server, pg_oracle):
         assert conn.execute("SHOW statement_timeout").fetchone() == ("20s",)
 
 
+def test_statement_timeout_as_a_role_default(server):
+    with psycopg.connect(server.dsn, autocommit=True) as admin:
+        admin.execute("CREATE ROLE lim_slow LOGIN")
+        admin.execute("ALTER ROLE lim_slow SET statement_timeout = '300ms'")
+        assert _error(admin, "ALTER ROLE lim_slow SET statement_timeout = 'never'")[0] == "22023"
+    dsn = server.dsn.replace("slipstream@", "lim_slow@", 1)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SHOW statement_timeout").fetchone() == ("300ms",)
+        assert _error(conn, "SELECT pg_sleep(3)") == ("57014", "canceling statement due to statement timeout")
+        conn.execute("ALTER ROLE CURRENT_USER RESET statement_timeout")  # a role may change its own
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute("SHOW statement_timeout").fetchone() == ("20s",)  # the server's default again
+
+
 def test_idle_in_transaction_session_timeout(server, pg_oracle):
     for dsn in (server.dsn, pg_oracle.dsn):
         conn = psycopg.connect(dsn, autocommit=True)
@@ -98,6 +112,9 @@ def test_max_result_size(server):
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         conn.execute("SET max_result_size = '64kB'")
         sqlstate, message = _error(conn, "SELECT x, repeat('x', 100) FROM generate_series(1, 10000) AS x")
-        assert (sqlstate, message) == ("53200", "result exceeds max size of 64 kB")
+        assert (sqlstate, message) == ("53200", "result exceeds max size of 65.5 KB")
         assert conn.execute("SELECT count(*) FROM generate_series(1, 10000)").fetchone() == (10000,)
         assert _error(conn, "SET max_result_size = 'lots'")[0] == "22023"
+        conn.execute("SET max_query_result_size = '1MB'")  # Materialize's session-level name
+        assert _error(conn, "SELECT x, repeat('x', 200) FROM generate_series(1, 10000) AS x") == \
+            ("53200", "result exceeds max size of 1048.6 KB")

@@ -224,6 +224,9 @@ def test_catalogs_show_privileges(slipstream, setup, names):
     assert acl() is None  # nothing granted: the owner's default, as in PostgreSQL
     admin.execute(f"GRANT SELECT, UPDATE ON {t} TO {u}")
     assert acl() == f"{{slipstream=arwdDxt/slipstream,{u}=rw/slipstream}}"
+    rows = admin.execute("SELECT grantor, grantee, privilege_type, is_grantable FROM information_schema.table_privileges "
+                         "WHERE table_name = %s AND grantee = %s ORDER BY 3", (t, u)).fetchall()
+    assert rows == [("slipstream", u, "SELECT", "NO"), ("slipstream", u, "UPDATE", "NO")]
     q = f"SELECT has_table_privilege('{u}', '{t}', 'SELECT'), has_table_privilege('{u}', '{t}', 'INSERT'), " \
         f"has_table_privilege('{u}', '{t}', 'insert, update'), has_schema_privilege('{u}', 'public', 'CREATE'), " \
         f"has_schema_privilege('{u}', 'public', 'USAGE'), has_database_privilege('{u}', 'slipstream', 'CREATE')"
