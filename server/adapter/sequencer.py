@@ -199,11 +199,11 @@ class SlipstreamAdapter:
         if isinstance(plan, SubscribePlan):
             return RowStream(subscribe_columns(plan), subscribe_rows(self.coord, plan))
         if isinstance(plan, CopyToPlan):
-            return await self._copy_to(plan)
+            return await self._copy_to(plan, session)
         if isinstance(plan, CopyFromPlan):
             return self._copy_from(state, plan)
         if isinstance(plan, DeclarePlan):
-            return await self._declare(state, plan)
+            return await self._declare(state, plan, session)
         if isinstance(plan, FetchPlan):
             return await self._fetch(state, plan)
         if isinstance(plan, ClosePlan):
@@ -294,13 +294,13 @@ class SlipstreamAdapter:
             limits.check_result_size(session.vars, batch.nbytes)
         return finish(batch, plan.finishing, [c.type for c in plan.columns])
 
-    async def _copy_to(self, plan: CopyToPlan) -> Outcome:
+    async def _copy_to(self, plan: CopyToPlan, session: Session | None = None) -> Outcome:
         if plan.format == "binary":
             raise unsupported("COPY TO with FORMAT binary")
         inner = plan.inner
         if isinstance(inner, SubscribePlan):
             return CopyOut(subscribe_columns(inner), subscribe_rows(self.coord, inner), plan.format, plan.header)
-        rows = await self._peek_rows(inner)
+        rows = await self._peek_rows(inner, session)
 
         async def once():
             yield rows
@@ -309,7 +309,7 @@ class SlipstreamAdapter:
 
     # -- cursors --------------------------------------------------------------------------------
 
-    async def _declare(self, state: SessionState, plan: DeclarePlan) -> Outcome:
+    async def _declare(self, state: SessionState, plan: DeclarePlan, session: Session | None = None) -> Outcome:
         if not state.in_block:
             raise SqlError(SqlState.NO_ACTIVE_SQL_TRANSACTION, "DECLARE CURSOR can only be used in transaction blocks")
         name = plan.cursor.lower()
@@ -321,7 +321,7 @@ class SlipstreamAdapter:
             cursor.stream = subscribe_rows(self.coord, inner)
             cursor.pump = asyncio.ensure_future(self._pump(cursor))
         else:
-            cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner))
+            cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner, session))
             cursor.arrived.set()
         state.cursors[name] = cursor
         return CommandComplete("DECLARE CURSOR")
