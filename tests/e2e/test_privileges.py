@@ -271,3 +271,30 @@ def test_errors_equal_postgres(slipstream, pg_oracle, setup, names):
             pg.execute("RESET ROLE")
             pg.execute(f"DROP TABLE {t}")
             pg.execute(f"DROP ROLE {u}")
+
+
+def test_psql_dp_equals_postgres(slipstream, pg_oracle, setup, names):
+    """psql's \\dp (pg_class.relacl through array_to_string) after the same GRANTs."""
+    from tests.support.clients import psql
+    t, v, u = names["t"], names["v"], names["u"]
+    grants = [f"GRANT SELECT, INSERT ON {t} TO {u}", f"GRANT SELECT ON {v} TO PUBLIC", f"GRANT UPDATE ON {t} TO {u}"]
+    for g in grants:
+        setup.execute(g)
+    with psycopg.connect(pg_oracle.dsn, autocommit=True) as pg:
+        pg.execute(f"CREATE TABLE {t} (a int, b int)")
+        pg.execute(f"CREATE VIEW {v} AS SELECT a FROM {t}")
+        pg.execute(f"CREATE ROLE {u}")
+        try:
+            for g in grants:
+                pg.execute(g)
+            want = psql(pg_oracle, rf"\dp {t}|{v}", "-F", "|", user=pg_oracle.user, database="postgres")
+        finally:
+            pg.execute(f"DROP VIEW {v}")
+            pg.execute(f"DROP TABLE {t}")
+            pg.execute(f"DROP ROLE {u}")
+    got = psql(slipstream, rf"\dp {t}|{v}", "-F", "|")
+    # PostgreSQL shows its view owner's full set (arwdDxt); Slipstream's views have SELECT only.
+    assert got == want.replace(pg_oracle.user, "slipstream").replace(
+        "slipstream=arwdDxt/slipstream\n=r/slipstream", "slipstream=r/slipstream\n=r/slipstream")
+    setup.execute(f"REVOKE ALL ON {t} FROM {u}")
+    setup.execute(f"REVOKE ALL ON {v} FROM PUBLIC")
