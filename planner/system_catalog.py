@@ -98,7 +98,8 @@ def _grants(ctx: "PlanContext", items) -> dict:
     from catalog.privileges import PrivilegeChecker
     user = ctx.session.user
     roles = None if PrivilegeChecker(ctx.catalog).superuser(user) else frozenset(store.roles_of(user))
-    return {"grants": {("item", i.id): store.acl(("item", i.id)) for i in items}, "user_roles": roles}
+    return {"grants": {("item", i.id): store.acl(("item", i.id)) for i in items}, "user_roles": roles,
+            "memberships": tuple(sorted(store.memberships()))}
 
 
 def _own_session(session) -> SessionRow:

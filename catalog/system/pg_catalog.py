@@ -256,7 +256,10 @@ def pg_user(snap: CatalogSnapshot):
             for r in _roles(snap) if r.login]
 
 
-empty("pg_catalog", "pg_auth_members", 1261, "roleid oid, member oid, grantor oid, admin_option bool")
+@relation("pg_catalog", "pg_auth_members", 1261, "roleid oid, member oid, grantor oid, admin_option bool")
+def pg_auth_members(snap: CatalogSnapshot):
+    """GRANT role TO member (catalog/privileges.py); every grant is made by the bootstrap superuser."""
+    return [(snap.role_oid(role), snap.role_oid(member), SUPERUSER_OID, False) for role, member in snap.memberships]
 
 
 @relation("pg_catalog", "pg_am", 2601, "oid oid, amname name, amhandler regproc, amtype char")

@@ -68,6 +68,8 @@ class CatalogSnapshot:
     # statement's user may see in information_schema.table_privileges (None: all, a superuser).
     grants: dict = field(default_factory=dict, hash=False, compare=False)
     user_roles: frozenset | None = field(default=None, hash=False, compare=False)
+    # (role, member) pairs of role membership (GRANT role TO member), for pg_auth_members.
+    memberships: tuple = field(default=(), hash=False, compare=False)
 
     def schema_oid(self, schema: str) -> int:
         """The OID of a schema of this statement's database (system schemas included)."""

@@ -190,7 +190,11 @@ def test_membership_public_and_all_tables_in_schema(slipstream, setup, names):
         admin.execute(f"GRANT SELECT ON {t} TO {g}")
         admin.execute(f"GRANT {g} TO {u}")
         assert len(conn.execute(f"SELECT * FROM {t}").fetchall()) == 2  # through the group
+        member_of = ("SELECT r.rolname FROM pg_auth_members m JOIN pg_roles r ON r.oid = m.roleid "
+                     "JOIN pg_roles u ON u.oid = m.member WHERE u.rolname = %s")
+        assert admin.execute(member_of, (u,)).fetchall() == [(g,)]
         admin.execute(f"REVOKE {g} FROM {u}")
+        assert admin.execute(member_of, (u,)).fetchall() == []
         assert _error(conn, f"SELECT * FROM {t}")[0] == "42501"
         assert _error(admin, f"GRANT {u} TO {u}") == ("0LP01", f'role "{u}" is a member of role "{u}"')
         admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {u}")
