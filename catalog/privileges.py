@@ -308,13 +308,3 @@ class PrivilegeChecker:
             return True
         acl = self.store.acl(obj)
         return any(letter in acl.get(r, "") for r in roles)
-
-    def owned_letters(self, kind: str) -> str:
-        return VALID.get(kind, "")
-
-    def effective(self, role: str, obj: tuple[str, str], kind: str) -> str:
-        if self.superuser(role):
-            return VALID.get(kind, "")
-        return "".join(c for c in VALID.get(kind, "") if self.has(role, obj, c))
-
-

@@ -27,9 +27,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from catalog.items import CatalogItem, ItemKind
-from catalog.privileges import (LETTER_NAMES, PRIVILEGE_LETTERS, PUBLIC, VALID, PrivilegeChecker as Privileges,
-                                item_key, ordered, schema_key)
-from catalog.roles import DEFAULT_ROLE
+from catalog.privileges import PRIVILEGE_LETTERS, PUBLIC, VALID, PrivilegeChecker as Privileges, item_key, ordered, schema_key
 from dataflow.errors import SqlError, SqlState, unsupported
 from planner.privilege_syntax import AlterOwner, AlterRoleSet, GrantPrivileges, GrantRole
 from planner.statements import (CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateNamespacePlan, CreateTablePlan,
@@ -265,7 +263,7 @@ def _grant_privileges(catalog, session: Session, stmt: GrantPrivileges) -> Comma
     grantees = [_resolve_role(catalog, session, g, public_ok=True) for g in stmt.grantees]
     plans = []
     for obj, kind, name in _targets(catalog, session, stmt):
-        letters = _letters(stmt.privileges, kind, kind if kind in ("schema", "database") else kind)
+        letters = _letters(stmt.privileges, kind, kind)
         if not su and not p.is_owner(session.user, obj):
             # PostgreSQL: without the grant option (which Slipstream does not have), only the owner
             raise _deny(kind, name)
@@ -431,4 +429,4 @@ def role_dependencies(catalog, role: str) -> list[str]:
 
 
 __all__ = ["check", "execute_privilege_statement", "after_create_namespace", "role_dependencies",
-           "Privileges", "LETTER_NAMES", "DEFAULT_ROLE"]
+           "apply_role_settings", "Privileges"]
