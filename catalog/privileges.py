@@ -54,6 +54,12 @@ VALID = {
 
 PUBLIC = "public"
 
+
+def valid_privileges(kind: str) -> str:
+    """The privileges of an object kind; relations of kinds not listed (sources, ...) are
+    read-only: SELECT."""
+    return VALID.get(kind, "r")
+
 # The role on whose behalf the current statement runs: new catalog items are owned by it
 # (`Catalog.create` reads it). The adapter sets it per statement; the default is the superuser.
 CURRENT_ROLE: contextvars.ContextVar[str] = contextvars.ContextVar("slipstream_current_role", default=DEFAULT_ROLE)
@@ -236,7 +242,7 @@ def acl_items(store: PrivilegeStore, obj: Key, kind: str, owner: str) -> str | N
     acl = store.acl(obj)
     if not acl:
         return None
-    out = [f"{owner}={VALID.get(kind, '')}/{owner}"]
+    out = [f"{owner}={valid_privileges(kind)}/{owner}"]
     for grantee, privs in sorted(acl.items(), key=lambda kv: (kv[0] != PUBLIC, kv[0])):
         if grantee == owner:
             continue

@@ -152,12 +152,12 @@ def table_privileges(snap: CatalogSnapshot):
     """One row per privilege per grantee, as PostgreSQL: the owner's own (grantable), then what
     was granted (by the owner, on whose behalf every grant is made); only rows whose grantor or
     grantee is one of the user's roles, or PUBLIC, unless the user is a superuser."""
-    from catalog.privileges import LETTER_NAMES, PUBLIC, VALID
+    from catalog.privileges import LETTER_NAMES, PUBLIC, valid_privileges
     rows = []
     for i in user_items(snap):
-        if i.kind not in _TABLE_TYPE:
+        if i.kind is ItemKind.INDEX:
             continue
-        entries = [(i.owner, c, "YES") for c in VALID[i.kind.value]]
+        entries = [(i.owner, c, "YES") for c in valid_privileges(i.kind.value)]
         for grantee, letters in sorted(snap.grants.get(("item", i.id), {}).items()):
             if grantee != i.owner:
                 entries += [(grantee, c, "NO") for c in letters]

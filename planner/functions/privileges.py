@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from catalog.privileges import PRIVILEGE_LETTERS, VALID, PrivilegeChecker, item_key, schema_key
+from catalog.privileges import PRIVILEGE_LETTERS, VALID, PrivilegeChecker, item_key, schema_key, valid_privileges
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Literal, ScalarExpr
 from dataflow.types import BOOL, TEXT, TypeKind
@@ -87,7 +87,7 @@ def _make(what: str):
         superuser = user != "public" and check.superuser(user)
 
         def holds(key, obj_kind: str) -> bool:
-            wanted = [c for c in letters if c in VALID.get(obj_kind, "")]
+            wanted = [c for c in letters if c in valid_privileges(obj_kind)]
             if superuser:
                 return True
             return any(check.has(user, key, c) for c in wanted)

@@ -27,7 +27,8 @@ from __future__ import annotations
 from sqlglot import exp
 
 from catalog.items import CatalogItem, ItemKind
-from catalog.privileges import PRIVILEGE_LETTERS, PUBLIC, VALID, PrivilegeChecker as Privileges, item_key, ordered, schema_key
+from catalog.privileges import (PRIVILEGE_LETTERS, PUBLIC, PrivilegeChecker as Privileges, item_key, ordered,
+                                schema_key, valid_privileges)
 from dataflow.errors import SqlError, SqlState, unsupported
 from planner.privilege_syntax import AlterOwner, AlterRoleSet, GrantPrivileges, GrantRole
 from planner.statements import (CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateNamespacePlan, CreateTablePlan,
@@ -208,7 +209,7 @@ def _resolve_role(catalog, session: Session, name: str, *, public_ok: bool) -> s
 
 
 def _letters(privileges, kind: str, name_for_error: str) -> str:
-    valid = VALID[kind]
+    valid = valid_privileges(kind)
     if privileges is None:
         return valid
     out = ""
