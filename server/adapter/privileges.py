@@ -17,6 +17,9 @@ follows PostgreSQL (and Materialize where PostgreSQL has no such object):
 * DROP, ALTER ... OWNER TO, CREATE OR REPLACE: ownership (`must be owner of table t`).
 * a superuser (and a session of a user that is no role, possible only under `--auth trust`)
   passes every check; an owner holds every privilege on its object.
+* a statement kind without a rule here is refused to non-superusers (42501), so that a new
+  statement is closed until its privileges are defined; a new `Create...Plan` with `schema`
+  and `database` fields needs CREATE on the schema.
 
 Errors are 42501 with PostgreSQL's words (`permission denied for table t`, `permission denied for
 schema s`, `must be owner of view v`). Privileges live in catalog/privileges.py.
@@ -30,10 +33,13 @@ from catalog.items import CatalogItem, ItemKind
 from catalog.privileges import (PRIVILEGE_LETTERS, PUBLIC, PrivilegeChecker as Privileges, item_key, ordered,
                                 schema_key, valid_privileges)
 from dataflow.errors import SqlError, SqlState, unsupported
-from planner.privilege_syntax import AlterOwner, AlterRoleSet, GrantPrivileges, GrantRole
-from planner.statements import (CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateNamespacePlan, CreateTablePlan,
-                                CreateViewPlan, DeclarePlan, DeletePlan, DropNamespacePlan, DropPlan, ExplainPlan,
-                                InsertPlan, SelectPlan, SubscribePlan, UpdatePlan)
+from planner.mz_ast import ROLE_STATEMENTS
+from planner.privilege_syntax import PRIVILEGE_STATEMENTS, AlterOwner, AlterRoleSet, GrantPrivileges, GrantRole
+from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateNamespacePlan,
+                                CreateTablePlan, CreateViewPlan, DeallocatePlan, DeclarePlan, DeletePlan, DiscardPlan,
+                                DropNamespacePlan, DropPlan, EmptyPlan, ExecutePlan, ExplainPlan, FetchPlan,
+                                InsertPlan, PreparePlan, SelectPlan, SetVariablePlan, ShowPlan, SubscribePlan,
+                                TransactionPlan, UpdatePlan)
 from server.api import CommandComplete, Session
 
 INSUFFICIENT_PRIVILEGE = "42501"
@@ -179,6 +185,19 @@ def check(catalog, session: Session, plan, reads: list[str], ast=None) -> None:
             for s in plan.schemas:
                 if not p.is_owner(role, schema_key(plan.database, s)):
                     raise _not_owner("schema", s)
+    elif type(plan).__name__.startswith("Create") and hasattr(plan, "schema") and hasattr(plan, "database"):
+        # Another object created in a schema (e.g. a source): CREATE on the schema, as Materialize.
+        _create_in(p, role, plan.database, plan.schema)
+    elif not isinstance(plan, _UNCHECKED):
+        # A statement this module has no rule for yet is for superusers only: a new kind of
+        # statement must not be open to every role by default.
+        raise SqlError(INSUFFICIENT_PRIVILEGE, "permission denied",
+                       detail="Only superusers may run this statement.")
+
+
+# Statements that touch no object (or check their own privileges).
+_UNCHECKED = (ShowPlan, SetVariablePlan, TransactionPlan, FetchPlan, ClosePlan, DiscardPlan, DeallocatePlan,
+              PreparePlan, ExecutePlan, EmptyPlan, *ROLE_STATEMENTS, *PRIVILEGE_STATEMENTS)
 
 
 def after_create_namespace(catalog, session: Session, plan: CreateNamespacePlan) -> None:
