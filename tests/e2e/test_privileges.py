@@ -302,3 +302,21 @@ def test_psql_dp_equals_postgres(slipstream, pg_oracle, setup, names):
         "slipstream=arwdDxt/slipstream\n=r/slipstream", "slipstream=r/slipstream\n=r/slipstream")
     setup.execute(f"REVOKE ALL ON {t} FROM {u}")
     setup.execute(f"REVOKE ALL ON {v} FROM PUBLIC")
+
+
+def test_sources_need_privileges(slipstream, setup, names):
+    """Load-generator sources (storage/sources): CREATE on the schema to create one, SELECT to
+    read it, ownership to drop it."""
+    admin, u = setup, names["u"]
+    src = f"{names['t']}_src"
+    with _as(slipstream, u) as conn:
+        assert _error(conn, f"CREATE SOURCE {src} FROM LOAD GENERATOR COUNTER (TICK INTERVAL '1s')") == \
+            ("42501", "permission denied for schema public")
+        admin.execute(f"CREATE SOURCE {src} FROM LOAD GENERATOR COUNTER (TICK INTERVAL '1s')")
+        try:
+            assert _error(conn, f"SELECT * FROM {src}") == ("42501", f"permission denied for source {src}")
+            admin.execute(f"GRANT SELECT ON {src} TO {u}")
+            conn.execute(f"SELECT * FROM {src}").fetchall()
+            assert _error(conn, f"DROP SOURCE {src}") == ("42501", f"must be owner of source {src}")
+        finally:
+            admin.execute(f"DROP SOURCE IF EXISTS {src} CASCADE")
