@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from catalog.items import CatalogItem, ItemKind
+from catalog.privileges import CURRENT_ROLE, PrivilegeStore
 from catalog.roles import Role, RoleStore
 from dataflow.errors import SqlError, SqlState
 from dataflow.types import Column, SqlType, TypeKind
@@ -81,6 +82,7 @@ class Catalog:
             item = item_from_json(text)
             self._items[item.id] = item
         self._roles = RoleStore(conn, next_oid=lambda: self._next("oid"), lock=self._lock)
+        self._privileges = PrivilegeStore(conn, self._lock, DEFAULT_DATABASE, DEFAULT_SCHEMA)
 
     @classmethod
     def open(cls, path: Path) -> "Catalog":
@@ -178,7 +180,7 @@ class Catalog:
                     id=f"u{self._next('id')}", oid=self._next("oid"), kind=kind, database=database,
                     schema=schema, name=name, columns=columns, create_sql=create_sql,
                     definition=definition, depends_on=depends_on, index_on=index_on,
-                    index_key=index_key)
+                    index_key=index_key, owner=CURRENT_ROLE.get())
                 self._conn.execute("INSERT INTO items VALUES (?, ?)", (item.id, item_to_json(item)))
                 self._conn.execute("COMMIT")
             except BaseException:
@@ -200,6 +202,7 @@ class Catalog:
                 raise
             for id in ids:
                 self._items.pop(id, None)
+        self._privileges.forget([("item", id) for id in ids])
 
     def create_database(self, name: str) -> None:
         """A new database with its `public` schema; 42P04 if the name is taken."""
@@ -233,6 +236,10 @@ class Catalog:
     def drop_namespaces(self, database: str, schemas: list[str], whole_database: bool) -> None:
         """Forget schemas (and the database itself when `whole_database`); their objects must have
         been dropped already."""
+        gone = [("schema", f"{database}.{s}") for s in
+                (schemas if not whole_database else [n for _, n, _ in self.schemas(database)])]
+        if whole_database:
+            gone.append(("database", database))
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -245,6 +252,7 @@ class Catalog:
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
+        self._privileges.forget(gone)
 
     def replace(self, item: CatalogItem) -> None:
         with self._lock:
@@ -259,6 +267,11 @@ class Catalog:
 
     def role(self, name: str) -> Role | None:
         return self._roles.get(name)
+
+    @property
+    def privileges(self) -> PrivilegeStore:
+        """GRANT / REVOKE / ownership of databases and schemas (catalog/privileges.py)."""
+        return self._privileges
 
     @property
     def role_store(self) -> RoleStore:

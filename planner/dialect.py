@@ -416,7 +416,7 @@ _SQLGLOT_HEADS = {"INSERT", "UPDATE", "DELETE"}
 # Valid PostgreSQL statements that Slipstream does not implement: 0A000, not a syntax error.
 _POSTGRES_ONLY_HEADS = frozenset({
     "LISTEN", "NOTIFY", "UNLISTEN", "VACUUM", "ANALYZE", "CLUSTER", "REINDEX", "LOCK", "CHECKPOINT",
-    "GRANT", "REVOKE", "TRUNCATE", "MERGE", "CALL", "DO", "LOAD", "REFRESH", "SECURITY", "COMMENT",
+    "TRUNCATE", "MERGE", "CALL", "DO", "LOAD", "REFRESH", "SECURITY", "COMMENT",
     "IMPORT", "REASSIGN", "ALTER",
 })
 
@@ -971,6 +971,10 @@ def _alter(c: _Cursor) -> m.AlterRole:
     if c.is_word("ROLE") or c.is_word("USER") or c.is_word("GROUP"):
         from planner.role_syntax import parse_alter_role
         return parse_alter_role(c, c.peek().text.upper())
+    from planner.privilege_syntax import parse_alter_owner
+    owner = parse_alter_owner(c)
+    if owner is not None:
+        return owner
     raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "ALTER not yet supported",
                    hint="Slipstream speaks PostgreSQL's protocol but not every PostgreSQL statement.")
 
@@ -982,4 +986,10 @@ _HANDLERS = {
     "SAVEPOINT": _savepoint, "RELEASE": _release, "PREPARE": _prepare, "EXECUTE": _execute,
     "DEALLOCATE": _deallocate, "DECLARE": _declare, "FETCH": _fetch, "CLOSE": _close,
     "COPY": _copy, "EXPLAIN": _explain, "CREATE": _create, "DROP": _drop, "ALTER": _alter,
+    "GRANT": lambda c: _grant(c, False), "REVOKE": lambda c: _grant(c, True),
 }
+
+
+def _grant(c: _Cursor, revoke: bool):
+    from planner.privilege_syntax import parse_grant
+    return parse_grant(c, revoke)

@@ -266,18 +266,23 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return plan_create_source(ast, ctx, stmt.sql)
     if isinstance(ast, m.ROLE_STATEMENTS):
         return ast  # CREATE/ALTER/DROP ROLE need no planning: the adapter runs them as parsed
+    from planner.privilege_syntax import PRIVILEGE_STATEMENTS
+    if isinstance(ast, PRIVILEGE_STATEMENTS):
+        return ast  # GRANT / REVOKE / ALTER ... OWNER TO: likewise (server/adapter/privileges.py)
     raise unsupported(f"statement {stmt.sql.split()[0] if stmt.sql else ''}")
 
 
 def plan_statement(catalog: CatalogReader, stmt: Statement, *, params: list[Any] | None = None,
                    param_types: list[SqlType] | None = None, search_path=("public",),
                    database: str = "slipstream", session: SessionInfo | None = None,
-                   maintained: str | None = None) -> StatementPlan:
+                   maintained: str | None = None, reads: list[str] | None = None) -> StatementPlan:
     """Plan one parsed statement. `params`/`param_types`: the bound $n values and their types
     (a type of `unknown` or None means the value is text to be read in the type context wants).
     `session` (what session functions read) overrides `search_path` and `database`;
     `maintained` names what keeps the result up to date when the caller plans a dataflow
-    (e.g. "an index"), so wall-clock functions are refused."""
+    (e.g. "an index"), so wall-clock functions are refused. `reads`, when given, receives the ids
+    of the catalog objects the statement names itself (not those read inside the views it names):
+    the adapter checks privileges on them (server/adapter/privileges.py)."""
     values = list(params) if params is not None else []
     types: list[SqlType | None] = [None if t is None or t.kind is TypeKind.UNKNOWN else t
                                    for t in (param_types or [])]
@@ -285,7 +290,10 @@ def plan_statement(catalog: CatalogReader, stmt: Statement, *, params: list[Any]
     ctx = _context(catalog, Params(values, types), search_path, database, session)
     ctx.maintained = maintained
     # The one place relational plans leave the planner: the rewrite rules run here.
-    return optimize_statement(plan_in_context(stmt, ctx))
+    planned = plan_in_context(stmt, ctx)
+    if reads is not None:
+        reads.extend(dict.fromkeys(ctx.depends_on))
+    return optimize_statement(planned)
 
 
 SUBSCRIBE_PREFIX_TIMESTAMP = Column("mz_timestamp", NUMERIC, False)

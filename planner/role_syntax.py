@@ -141,6 +141,9 @@ def parse_alter_role(c, kind: str) -> m.AlterRole:
     special = c.peek() is not None and c.peek().token_type != TokenType.IDENTIFIER and (
         c.peek().token_type in _SPECIAL or c.peek().text.upper() == "CURRENT_ROLE")
     name = _role_name(c, context="alter")
+    if kind != "GROUP" and (c.is_word("SET") or c.is_word("RESET")):
+        from planner.privilege_syntax import parse_role_setting
+        return parse_role_setting(c, name, special)
     if kind == "GROUP" or c.is_word("RENAME") or c.is_word("SET") or c.is_word("RESET") or (
             c.is_word("IN") and c.is_word("DATABASE", 1)):
         what = c.peek().text.upper() if c.peek() is not None else ""

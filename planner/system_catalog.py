@@ -76,16 +76,30 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
     databases_of = getattr(ctx.catalog, "databases", None)
     schemas_of = getattr(ctx.catalog, "schemas", None)
     source_statistics = getattr(ctx.catalog, "source_statistics", None)
+    from catalog.privileges import catalog_acls
+    acls, owners = catalog_acls(ctx.catalog) if databases_of and schemas_of else ({}, {})
     snap = CatalogSnapshot(
         items=items, database=ctx.database, user=session.user, search_path=tuple(ctx.search_path),
         roles=roles, procs=procs(), settings=tuple(sorted(session.settings.items())),
         sessions=tuple(sessions_of()) if sessions_of else (_own_session(session),),
         databases=tuple(databases_of()) if databases_of else (("slipstream", 16384),),
         schemas=tuple(schemas_of()) if schemas_of else (("slipstream", "public", 2200),),
-        defaults=_defaults(items, ctx),
+        defaults=_defaults(items, ctx), acls=acls, owners=owners, **_grants(ctx, items),
         source_statistics=tuple(source_statistics()) if source_statistics else ())
     ctx.caches["system_snapshot"] = snap
     return snap
+
+
+def _grants(ctx: "PlanContext", items) -> dict:
+    """What information_schema.table_privileges reads (catalog/privileges.py)."""
+    store = getattr(ctx.catalog, "privileges", None)
+    if store is None:
+        return {}
+    from catalog.privileges import PrivilegeChecker
+    user = ctx.session.user
+    roles = None if PrivilegeChecker(ctx.catalog).superuser(user) else frozenset(store.roles_of(user))
+    return {"grants": {("item", i.id): store.acl(("item", i.id)) for i in items}, "user_roles": roles,
+            "memberships": tuple(sorted(store.memberships()))}
 
 
 def _own_session(session) -> SessionRow:

@@ -45,6 +45,16 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--tls-require", action="store_true",
                        default=os.environ.get("SLIPSTREAM_TLS_REQUIRE", "") not in ("", "0", "false", "off"),
                        help="refuse connections that do not use TLS")
+    # Limits (server/limits.py): server-wide defaults of the session variables of the same name.
+    serve.add_argument("--max-connections", type=int, default=os.environ.get("SLIPSTREAM_MAX_CONNECTIONS"),
+                       help="client connections accepted at once (default 1000); beyond: 53300")
+    serve.add_argument("--statement-timeout", default=os.environ.get("SLIPSTREAM_STATEMENT_TIMEOUT"),
+                       help="default statement_timeout, e.g. 30s (default 0: none)")
+    serve.add_argument("--idle-in-transaction-session-timeout",
+                       default=os.environ.get("SLIPSTREAM_IDLE_IN_TRANSACTION_SESSION_TIMEOUT"),
+                       help="default idle_in_transaction_session_timeout, e.g. 10min (default 0: none)")
+    serve.add_argument("--max-result-size", default=os.environ.get("SLIPSTREAM_MAX_RESULT_SIZE"),
+                       help="default max_result_size of one query's result, e.g. 512MB (default 1GB)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -53,6 +63,23 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--workers must be at least 1")
         from server.environmentd import run
         from server.pgwire.auth import AuthConfig
+        from server import limits
+        from server.adapter.vars import DEFAULTS
+        from dataflow.errors import SqlError
+
+        try:
+            for var, value in (("statement_timeout", args.statement_timeout),
+                               ("idle_in_transaction_session_timeout", args.idle_in_transaction_session_timeout),
+                               ("max_result_size", args.max_result_size)):
+                if value is not None:
+                    limits.validate(var, str(value))
+                    DEFAULTS[var] = str(value)
+        except SqlError as e:
+            parser.error(str(e))
+        if args.max_connections is not None:
+            if int(args.max_connections) < 1:
+                parser.error("--max-connections must be at least 1")
+            DEFAULTS["max_connections"] = str(int(args.max_connections))
 
         try:
             auth = AuthConfig.build(args.auth, args.tls_cert, args.tls_key, args.tls_require)

@@ -143,3 +143,28 @@ for _name, _oid, _spec in [
      "constraint_catalog name, constraint_schema name, constraint_name name, check_clause text"),
 ]:
     relation("information_schema", _name, _oid, _spec, kind="v")(lambda snap: ())
+
+
+@relation("information_schema", "table_privileges", 13310,
+          "grantor name, grantee name, table_catalog name, table_schema name, table_name name, "
+          "privilege_type text, is_grantable text, with_hierarchy text", kind="v")
+def table_privileges(snap: CatalogSnapshot):
+    """One row per privilege per grantee, as PostgreSQL: the owner's own (grantable), then what
+    was granted (by the owner, on whose behalf every grant is made); only rows whose grantor or
+    grantee is one of the user's roles, or PUBLIC, unless the user is a superuser."""
+    from catalog.privileges import LETTER_NAMES, PUBLIC, valid_privileges
+    rows = []
+    for i in user_items(snap):
+        if i.kind is ItemKind.INDEX:
+            continue
+        entries = [(i.owner, c, "YES") for c in valid_privileges(i.kind.value)]
+        for grantee, letters in sorted(snap.grants.get(("item", i.id), {}).items()):
+            if grantee != i.owner:
+                entries += [(grantee, c, "NO") for c in letters]
+        for grantee, letter, grantable in entries:
+            visible = (snap.user_roles is None or grantee == PUBLIC or grantee in snap.user_roles
+                       or i.owner in snap.user_roles)
+            if visible:
+                rows.append((i.owner, "PUBLIC" if grantee == PUBLIC else grantee, snap.database, i.schema, i.name,
+                             LETTER_NAMES[letter], grantable, "YES" if letter == "r" else "NO"))
+    return rows

@@ -55,7 +55,10 @@ _TYPE_COLL = {r.oid: r.collation for r in all_types()}
 
 @relation("pg_catalog", "pg_namespace", 2615, "oid oid, nspname name, nspowner oid, nspacl aclitem[]")
 def pg_namespace(snap: CatalogSnapshot):
-    return [(o, s, SUPERUSER_OID, None) for s, o in _namespaces(snap)]
+    def owner(s):
+        key = ("schema", f"{snap.database}.{s}")
+        return snap.role_oid(snap.owners[key]) if key in snap.owners else SUPERUSER_OID
+    return [(o, s, owner(s), snap.acls.get(("schema", f"{snap.database}.{s}"))) for s, o in _namespaces(snap)]
 
 
 _CLASS = ("oid oid, relname name, relnamespace oid, reltype oid, reloftype oid, relowner oid, relam oid, "
@@ -81,6 +84,10 @@ def pg_class(snap: CatalogSnapshot):
     rows = [_class_row(i.oid, i.name, snap.schema_oid(i.schema), snap.role_oid(i.owner), relkind(i),
                        len(i.index_key) if i.kind is ItemKind.INDEX else len(i.columns), i.id in indexed)
             for i in items]
+    for k, i in enumerate(items):  # relacl (the third column from the end)
+        acl = snap.acls.get(("item", i.id))
+        if acl is not None:
+            rows[k] = rows[k][:-3] + (acl,) + rows[k][-2:]
     rows += [_class_row(r.oid, r.name, schema_oid(r.schema), SUPERUSER_OID, r.kind, len(r.columns), False)
              for r in all_relations()]
     return rows
@@ -208,8 +215,10 @@ def pg_proc(snap: CatalogSnapshot):
           "datallowconn bool, datconnlimit int4, datfrozenxid xid, datminmxid xid, dattablespace oid, "
           "datcollate text, datctype text, daticulocale text, datcollversion text, datacl aclitem[]")
 def pg_database(snap: CatalogSnapshot):
-    return [(oid, name, SUPERUSER_OID, ENCODING_UTF8, "c", False, True, -1, 0, 0,
-             PG_DEFAULT_TABLESPACE, "C", "C", None, None, None) for name, oid in snap.databases]
+    return [(oid, name, snap.role_oid(snap.owners.get(("database", name), "")) if ("database", name) in snap.owners
+             else SUPERUSER_OID, ENCODING_UTF8, "c", False, True, -1, 0, 0,
+             PG_DEFAULT_TABLESPACE, "C", "C", None, None, snap.acls.get(("database", name)))
+            for name, oid in snap.databases]
 
 
 _AUTHID = ("oid oid, rolname name, rolsuper bool, rolinherit bool, rolcreaterole bool, rolcreatedb bool, "
@@ -247,7 +256,10 @@ def pg_user(snap: CatalogSnapshot):
             for r in _roles(snap) if r.login]
 
 
-empty("pg_catalog", "pg_auth_members", 1261, "roleid oid, member oid, grantor oid, admin_option bool")
+@relation("pg_catalog", "pg_auth_members", 1261, "roleid oid, member oid, grantor oid, admin_option bool")
+def pg_auth_members(snap: CatalogSnapshot):
+    """GRANT role TO member (catalog/privileges.py); every grant is made by the bootstrap superuser."""
+    return [(snap.role_oid(role), snap.role_oid(member), SUPERUSER_OID, False) for role, member in snap.memberships]
 
 
 @relation("pg_catalog", "pg_am", 2601, "oid oid, amname name, amhandler regproc, amtype char")

@@ -60,6 +60,16 @@ class CatalogSnapshot:
     defaults: dict = field(default_factory=dict, hash=False, compare=False)
     # Running sources' statistics (storage.sources.base.SourceStatistics), for mz_internal.
     source_statistics: tuple = ()
+    # aclitem[] text per object key (catalog/privileges.py: ("item", id), ("schema", "db.s"),
+    # ("database", db)), None where nothing was granted; owners of databases and schemas.
+    acls: dict = field(default_factory=dict, hash=False, compare=False)
+    owners: dict = field(default_factory=dict, hash=False, compare=False)
+    # Privileges granted per object key (grantee -> letters), and the roles whose grants the
+    # statement's user may see in information_schema.table_privileges (None: all, a superuser).
+    grants: dict = field(default_factory=dict, hash=False, compare=False)
+    user_roles: frozenset | None = field(default=None, hash=False, compare=False)
+    # (role, member) pairs of role membership (GRANT role TO member), for pg_auth_members.
+    memberships: tuple = field(default=(), hash=False, compare=False)
 
     def schema_oid(self, schema: str) -> int:
         """The OID of a schema of this statement's database (system schemas included)."""

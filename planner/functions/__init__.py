@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import ScalarExpr
 from dataflow.types import TypeKind
-from planner.functions import arrays, binary, catalog, datetime, json, math, strings, system
+from planner.functions import arrays, binary, catalog, datetime, json, math, privileges, strings, system
 from planner.functions.registry import ANY, Overload, build_call, choose, no_function
 
 if TYPE_CHECKING:
     from planner.context import PlanContext
 
 FUNCTIONS: dict[str, list[Overload]] = {}
-for _family in (math, strings, system, catalog, datetime, binary, json, arrays):
+for _family in (math, strings, system, catalog, datetime, binary, json, arrays, privileges):
     for _name, _sigs in _family.FUNCTIONS.items():
         FUNCTIONS.setdefault(_name, []).extend(_sigs)
 

@@ -132,9 +132,10 @@ FUNCTIONS = overloads(
     Overload("pg_typeof", (ANY,), TEXT, build=_typeof),
     Overload("current_schemas", (BOOL,), array_of(TEXT), build=_current_schemas),
     Overload("format_type", (OID, INT4), TEXT, kernel="format_type"),
-    # One superuser owns everything: every privilege is held.
+    # Column, function and sequence privileges are not kept: every one is held.
     *(Overload(f"has_{what}_privilege", args, BOOL, build=_always(True))
-      for what in ("table", "schema", "database", "column", "function", "sequence", "any_column")
+      for what in ("column", "function", "sequence", "any_column")
       for args in ((ANY, TEXT), (ANY, ANY, TEXT), (ANY, ANY, ANY, TEXT))),
+    # has_table/schema/database_privilege answer from real privileges: planner/functions/privileges.py
     Overload("set_config", (TEXT, TEXT, BOOL), TEXT, build=_set_config),
 )

@@ -101,7 +101,14 @@ def _drop(catalog, session: Session, stmt: m.DropRole) -> CommandComplete:
             raise SqlError(SqlState.DEPENDENT_OBJECTS_STILL_EXIST,
                            f"cannot drop role {name} because it is required by the database system")
         if name not in doomed:
+            from server.adapter.privileges import role_dependencies
+            depends = role_dependencies(catalog, name)
+            if depends:
+                raise SqlError("2BP01", f'role "{name}" cannot be dropped because some objects depend on it',
+                               detail="\n".join(depends))
             doomed.append(name)
     if doomed:
         catalog.role_store.drop(doomed)
+        for name in doomed:
+            catalog.privileges.forget_role(name)
     return CommandComplete("DROP ROLE")

@@ -29,6 +29,10 @@ from server.adapter.copy_in import parse_copy
 from planner.mz_ast import ROLE_STATEMENTS
 from server.adapter.finishing import finish
 from server.adapter.roles import execute_role_statement
+from server.adapter import privileges
+from server import limits
+from planner.privilege_syntax import PRIVILEGE_STATEMENTS
+from catalog.privileges import CURRENT_ROLE
 from server.adapter.show import show
 from server.adapter.state import Cursor, PendingWrite, SessionState
 from server.adapter.subscribe import subscribe_columns, subscribe_rows
@@ -68,6 +72,7 @@ class SlipstreamAdapter:
 
     async def startup(self, session: Session) -> None:
         _state(session)
+        privileges.apply_role_settings(self.coord.catalog, session)  # ALTER ROLE ... SET
         # psql and most drivers default the database to the user name; as in Materialize, an
         # unknown database does not refuse the connection: the session uses "slipstream".
         if session.database and session.database != "slipstream":
@@ -152,11 +157,14 @@ class SlipstreamAdapter:
         try:
             if stmt.is_empty:
                 return EmptyQuery()
+            CURRENT_ROLE.set(session.user)  # new catalog objects are owned by the session's role
+            reads: list[str] = []
             plan = plan_statement(self.coord.catalog, stmt, params=params, param_types=param_types,
-                                  session=_session_info(session))
+                                  session=_session_info(session), reads=reads)
             if state.failed and not isinstance(plan, _ALLOWED_IN_FAILED):
                 raise SqlError(SqlState.IN_FAILED_SQL_TRANSACTION,
                                "current transaction is aborted, commands ignored until end of transaction block")
+            privileges.check(self.coord.catalog, session, plan, reads, stmt.ast)
             return await self._sequence(session, state, plan)
         except SqlError:
             if state.in_block:
@@ -178,7 +186,7 @@ class SlipstreamAdapter:
 
     async def _sequence(self, session: Session, state: SessionState, plan) -> Outcome:
         if isinstance(plan, SelectPlan):
-            rows = await self._peek_rows(plan)
+            rows = await self._peek_rows(plan, session)
             for name, value, local in plan.set_vars:  # set_config(): as SET would
                 self._set(session, SetVariablePlan(name, value, local))
             return Rows(list(plan.columns), rows)
@@ -191,11 +199,11 @@ class SlipstreamAdapter:
         if isinstance(plan, SubscribePlan):
             return RowStream(subscribe_columns(plan), subscribe_rows(self.coord, plan))
         if isinstance(plan, CopyToPlan):
-            return await self._copy_to(plan)
+            return await self._copy_to(plan, session)
         if isinstance(plan, CopyFromPlan):
             return self._copy_from(state, plan)
         if isinstance(plan, DeclarePlan):
-            return await self._declare(state, plan)
+            return await self._declare(state, plan, session)
         if isinstance(plan, FetchPlan):
             return await self._fetch(state, plan)
         if isinstance(plan, ClosePlan):
@@ -248,6 +256,8 @@ class SlipstreamAdapter:
         from server.adapter.sources import CreateSourcePlan, create_source
         if isinstance(plan, CreateSourcePlan):
             return await create_source(self.coord, session, plan)
+        if isinstance(plan, PRIVILEGE_STATEMENTS):
+            return await privileges.execute_privilege_statement(self.coord, session, plan)
         raise unsupported(type(plan).__name__)
 
     async def _execute_prepared(self, session: Session, state: SessionState, plan: ExecutePlan) -> Outcome:
@@ -264,13 +274,15 @@ class SlipstreamAdapter:
             src = TEXT if types[i].kind.value == "unknown" else types[i]
             values[i], types[i] = cast_value(values[i], src, t), t
         stmt = parse(sql)[0]
+        reads: list[str] = []
         plan_ = plan_statement(self.coord.catalog, stmt, params=values, param_types=types,
-                               session=_session_info(session))
+                               session=_session_info(session), reads=reads)
+        privileges.check(self.coord.catalog, session, plan_, reads, stmt.ast)
         return await self._sequence(session, state, plan_)
 
     # -- reads ----------------------------------------------------------------------------------
 
-    async def _peek_rows(self, plan: SelectPlan) -> list[tuple]:
+    async def _peek_rows(self, plan: SelectPlan, session: Session | None = None) -> list[tuple]:
         ts = None
         if plan.as_of is not None:
             ts = plan.as_of
@@ -278,15 +290,17 @@ class SlipstreamAdapter:
                 raise SqlError(SqlState.DATA_EXCEPTION,
                                f"Timestamp ({ts}) is later than the latest complete timestamp ({self.coord.read_ts()})")
         batch = await self.coord.peek(plan.plan, ts)
+        if session is not None:  # max_result_size, before the rows become Python objects
+            limits.check_result_size(session.vars, batch.nbytes)
         return finish(batch, plan.finishing, [c.type for c in plan.columns])
 
-    async def _copy_to(self, plan: CopyToPlan) -> Outcome:
+    async def _copy_to(self, plan: CopyToPlan, session: Session | None = None) -> Outcome:
         if plan.format == "binary":
             raise unsupported("COPY TO with FORMAT binary")
         inner = plan.inner
         if isinstance(inner, SubscribePlan):
             return CopyOut(subscribe_columns(inner), subscribe_rows(self.coord, inner), plan.format, plan.header)
-        rows = await self._peek_rows(inner)
+        rows = await self._peek_rows(inner, session)
 
         async def once():
             yield rows
@@ -295,7 +309,7 @@ class SlipstreamAdapter:
 
     # -- cursors --------------------------------------------------------------------------------
 
-    async def _declare(self, state: SessionState, plan: DeclarePlan) -> Outcome:
+    async def _declare(self, state: SessionState, plan: DeclarePlan, session: Session | None = None) -> Outcome:
         if not state.in_block:
             raise SqlError(SqlState.NO_ACTIVE_SQL_TRANSACTION, "DECLARE CURSOR can only be used in transaction blocks")
         name = plan.cursor.lower()
@@ -307,7 +321,7 @@ class SlipstreamAdapter:
             cursor.stream = subscribe_rows(self.coord, inner)
             cursor.pump = asyncio.ensure_future(self._pump(cursor))
         else:
-            cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner))
+            cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner, session))
             cursor.arrived.set()
         state.cursors[name] = cursor
         return CommandComplete("DECLARE CURSOR")
@@ -577,6 +591,7 @@ class SlipstreamAdapter:
                                             f'{plan.kind} "{what}" already exists, skipping'))
             return CommandComplete(tag)
         await self.coord.create_namespace(plan.kind, plan.database, plan.name)
+        privileges.after_create_namespace(self.coord.catalog, session, plan)
         return CommandComplete(tag)
 
     async def _drop_namespace(self, session: Session, plan: DropNamespacePlan) -> Outcome:
@@ -603,6 +618,7 @@ class SlipstreamAdapter:
             if name == "password_encryption" and value not in PASSWORD_ENCRYPTIONS:
                 raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"',
                                hint="Available values: md5, scram-sha-256.")
+            limits.validate(name, value)
             if name == "client_encoding" and value.upper().replace("-", "") not in ("UTF8", "UNICODE"):
                 raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid value for parameter "client_encoding": "{value}"')
             session.vars[name] = value

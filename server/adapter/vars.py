@@ -16,13 +16,16 @@ DEFAULTS: dict[str, str] = {
     "default_transaction_isolation": "strict serializable",
     "default_transaction_read_only": "off",
     "extra_float_digits": "3",
+    "idle_in_transaction_session_timeout": "0",
     "in_hot_standby": "off",
     "integer_datetimes": "on",
     "intervalstyle": "postgres",
     "is_superuser": "on",
     "lc_messages": "C",
+    "max_connections": "1000",
     "max_identifier_length": "63",
     "max_index_keys": "32",
+    "max_result_size": "1GB",
     "password_encryption": "scram-sha-256",
     "search_path": "public",
     "server_encoding": "UTF8",
@@ -52,10 +55,11 @@ REPORTABLE = {
 }
 
 READ_ONLY = {"server_version", "server_version_num", "server_encoding", "integer_datetimes",
-             "is_superuser", "max_identifier_length", "in_hot_standby", "lc_messages"}
+             "is_superuser", "max_identifier_length", "max_connections", "in_hot_standby", "lc_messages"}
 
 ALIASES = {"time zone": "timezone", "transaction isolation level": "transaction_isolation",
-           "session authorization": "session_authorization", "names": "client_encoding"}
+           "session authorization": "session_authorization", "names": "client_encoding",
+           "max_query_result_size": "max_result_size"}
 
 
 def canonical(name: str) -> str:

@@ -24,6 +24,7 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.types import Column, SqlType
 from server.api import (Adapter, CommandComplete, CopyIn, CopyOut, EmptyQuery, Rows, RowStream,
                         Session, StatementDescription)
+from server import limits
 from server.pgwire import protocol as p
 from server.pgwire.auth import AuthConfig, Authenticator, hba_refusal
 from server.pgwire.codec import CodecContext, decode_param, has_binary_output
@@ -104,11 +105,13 @@ def _strip_end_of_data_marker(data: bytes) -> bytes:
 
 
 class CancelRegistry:
-    """pid -> connection, so a CancelRequest on a new connection can find its target."""
+    """pid -> connection, so a CancelRequest on a new connection can find its target. It also
+    counts the client connections past their startup packet, for max_connections."""
 
     def __init__(self) -> None:
         self._by_pid: dict[int, "Connection"] = {}
         self._next_pid = 10_000
+        self.clients = 0
 
     def register(self, conn: "Connection") -> tuple[int, int]:
         pid = self._next_pid
@@ -146,6 +149,8 @@ class Connection:
         self._statements: dict[str, PreparedStatement] = {}
         self._portals: dict[str, Portal] = {}
         self._started = False
+        self._counted = False
+        self._timed_out = False
         stream.on_lost = self._on_lost
 
     # ------------------------------------------------------------------ lifecycle
@@ -170,6 +175,9 @@ class Connection:
             await self._cleanup()
 
     async def _cleanup(self) -> None:
+        if self._counted:
+            self._counted = False
+            self.registry.clients -= 1
         for portal in list(self._portals.values()):
             await self._drop_portal(portal)
         self._portals.clear()
@@ -282,6 +290,13 @@ class Connection:
             return False
         if (code & 0xFFFF) > 0 or startup.unrecognized:
             self._send(p.negotiate_protocol_version(0, startup.unrecognized))
+        # max_connections, checked where PostgreSQL checks it: after the startup packet, before
+        # authentication (server/limits.py).
+        if self.registry.clients >= limits.max_connections():
+            await self._fatal(SqlError(limits.TOO_MANY_CONNECTIONS, limits.TOO_MANY_CONNECTIONS_MESSAGE))
+            return False
+        self.registry.clients += 1
+        self._counted = True
         if self.auth.tls_require and not self.stream.tls:
             peer = self.stream.transport.get_extra_info("peername") if self.stream.transport else None
             await self._fatal(hba_refusal(peer[0] if peer else "[local]", startup.user, startup.database))
@@ -335,7 +350,16 @@ class Connection:
             ord("E"): self._execute, ord("C"): self._close, ord("F"): self._function_call,
         }
         while True:
-            kind, body = await self._read_message()
+            idle_limit = (limits.idle_in_transaction_timeout(self.session.vars)
+                          if self.session.transaction_status in ("T", "E") else None)
+            if idle_limit:
+                try:
+                    kind, body = await asyncio.wait_for(self._read_message(), idle_limit)
+                except asyncio.TimeoutError:
+                    await self._fatal(SqlError(limits.IDLE_IN_TRANSACTION_TIMEOUT, limits.IDLE_IN_TRANSACTION_MESSAGE))
+                    return
+            else:
+                kind, body = await self._read_message()
             if kind == ord("X"):
                 return
             if kind in (ord("d"), ord("c"), ord("f")):
@@ -380,6 +404,8 @@ class Connection:
         """Run one message's work as a task that CancelRequest / disconnect can cancel."""
         task = asyncio.ensure_future(coro)
         self._running = task
+        timeout = limits.statement_timeout(self.session.vars) if self.session is not None else None
+        timer = asyncio.get_running_loop().call_later(timeout, self._statement_timed_out) if timeout else None
         try:
             return await task
         except asyncio.CancelledError:
@@ -387,6 +413,8 @@ class Connection:
             if self._lost:
                 raise ConnectionClosed() from None
             if self._cancel_requested and (me is None or not me.cancelling()):
+                if self._timed_out:
+                    raise SqlError(SqlState.QUERY_CANCELED, limits.STATEMENT_TIMEOUT_MESSAGE) from None
                 raise SqlError(SqlState.QUERY_CANCELED, _QUERY_CANCELED) from None
             raise
         except (SqlError, ConnectionClosed, ProtocolViolation):
@@ -395,8 +423,17 @@ class Connection:
             log.exception("statement failed with an internal error")
             raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from None
         finally:
+            if timer is not None:
+                timer.cancel()
             self._running = None
             self._cancel_requested = False
+            self._timed_out = False
+
+    def _statement_timed_out(self) -> None:
+        """statement_timeout: cancel the running statement as a CancelRequest would."""
+        if self._running is not None and not self._running.done():
+            self._timed_out = True
+            self.cancel_running()
 
     # ------------------------------------------------------------------ simple query
 
