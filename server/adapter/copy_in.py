@@ -92,6 +92,12 @@ def _parse_binary(data: bytes, types: list[SqlType]) -> list[pa.Array]:
             # Through the value's digits and the text input rules: numeric(p, s) rounds and
             # checks its precision, unconstrained numeric refuses what it cannot hold exactly.
             out.append(_cast([pa.array([None if v is None else plain_text(v) for v in col], pa.string())], [t])[0])
+        elif t.length is not None:
+            # varchar(n) / character(n): checked, and character(n) blank-padded, as the text
+            # formats are (`_cast`).
+            values = pa.array(col, t.arrow)
+            check_fits(values, t.length, t.name)
+            out.append(fit_length_array(values, t))
         else:
             out.append(pa.array(col, t.arrow))
     return out
