@@ -1372,6 +1372,10 @@ def _srf_argument_subqueries(srfs: list[exp.Expression], plan: Plan, scope: Scop
 _LOCKSTEP = "?lockstep?"
 
 
+def _is_first_dimension(dim: exp.Expression) -> exp.Expression:
+    return exp.EQ(this=exp.Cast(this=dim.copy(), to=exp.DataType.build("int")), expression=exp.Literal.number(1))
+
+
 def _lockstep_array_functions(srfs: list[exp.Expression], plan: Plan, scope: Scope, ctx: PlanContext):
     """Several set-returning functions in one select list run in lockstep in PostgreSQL: row i
     has each function's i-th value, NULL where a function has fewer. For unnest(array) and
@@ -1382,19 +1386,23 @@ def _lockstep_array_functions(srfs: list[exp.Expression], plan: Plan, scope: Sco
         -> FROM generate_series(1, greatest(cardinality(a), cardinality(b))) AS i
            SELECT a[i], CASE WHEN i <= cardinality(b) THEN i END
     """
-    arrays = []
+    lengths = []
     for f in {f.sql(): f for f in srfs}.values():
         name = f.name.lower()
         args = f.expressions
-        if name == "unnest" and len(args) == 1:
-            arrays.append(args[0])
-        elif name == "generate_subscripts" and len(args) == 2 and args[1].sql() == "1":
-            arrays.append(args[0])
+        if name == "unnest" and len(args) == 1 or (name == "generate_subscripts" and len(args) == 2
+                                                  and args[1].sql() == "1"):
+            lengths.append(exp.Anonymous(this="cardinality", expressions=[args[0].copy()]))
+        elif name == "generate_subscripts" and len(args) == 2:
+            # A dimension that is not the literal 1 (SQLAlchemy binds it: `generate_subscripts
+            # (indkey, $1::INTEGER)`): a one-dimensional array has subscripts in dimension 1
+            # only, and a function with no rows does not lengthen the series (NULL to greatest).
+            lengths.append(exp.Case(ifs=[exp.If(this=_is_first_dimension(args[1]), true=exp.Anonymous(
+                this="cardinality", expressions=[args[0].copy()]))]))
         else:
             raise unsupported("more than one set-returning function in a select list, other than "
                               "unnest and generate_subscripts of arrays")
-    longest = exp.Anonymous(this="greatest", expressions=[
-        exp.Anonymous(this="cardinality", expressions=[a.copy()]) for a in arrays])
+    longest = exp.Anonymous(this="greatest", expressions=lengths)
     series = exp.Anonymous(this="generate_series", expressions=[exp.Literal.number(1), longest])
     plan, scope, args_hook = _srf_argument_subqueries(srfs, plan, scope, ctx)
     plan, t = flat_map(series, plan, ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT"), ctx)
@@ -1407,7 +1415,9 @@ def _lockstep_array_functions(srfs: list[exp.Expression], plan: Plan, scope: Sco
         if f.name.lower() == "unnest":
             ast = exp.Bracket(this=arg, expressions=[position.copy()])
         else:
-            ast = exp.Case(ifs=[exp.If(this=exp.LTE(this=position.copy(), expression=exp.Anonymous(
-                this="cardinality", expressions=[arg])), true=position.copy())])
+            within = exp.LTE(this=position.copy(), expression=exp.Anonymous(this="cardinality", expressions=[arg]))
+            if f.expressions[1].sql() != "1":
+                within = exp.And(this=_is_first_dimension(f.expressions[1]), expression=within)
+            ast = exp.Case(ifs=[exp.If(this=within, true=position.copy())])
         replacements[f.sql()] = inner.lower(ast)
     return plan, scope, lambda node: replacements.get(node.sql()) if is_table_function(node) else None
