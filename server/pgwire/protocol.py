@@ -11,6 +11,7 @@ b'Z\\x00\\x00\\x00\\x05I'
 
 from __future__ import annotations
 
+import functools
 import struct
 
 from dataflow.errors import SqlError
@@ -110,14 +111,19 @@ def row_description(columns, formats: list[int]) -> bytes:
             typmod = ((t.precision << 16) | t.scale) + 4  # PostgreSQL's numeric typmod encoding
         elif oid in (1042, 1043) and t.precision is not None:
             typmod = t.precision + 4  # varchar(n), character(n)
-        size = _TYPE_SIZES.get(oid, -1)
+        size = _type_sizes().get(oid, -1)
         parts.append(cstr(col.name))
         parts.append(struct.pack(">ihihih", getattr(col, "table_oid", 0), getattr(col, "attnum", 0), oid, size,
                                  typmod, fmt))
     return message(b"T", b"".join(parts))
 
 
-_TYPE_SIZES = {16: 1, 21: 2, 23: 4, 20: 8, 700: 4, 701: 8, 1114: 8, 1184: 8, 1082: 4}
+@functools.cache
+def _type_sizes() -> dict[int, int]:
+    """The type size RowDescription carries: pg_type.typlen, as PostgreSQL sends it (time 8,
+    interval and uuid 16, name 64; -1 for varlena types)."""
+    from catalog.system.pg_types import all_types
+    return {row.oid: row.length for row in all_types()}
 
 
 def parameter_description(oids: list[int]) -> bytes:
