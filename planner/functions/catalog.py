@@ -201,6 +201,9 @@ FUNCTIONS = overloads(
     Overload("pg_get_function_arguments", (OID,), TEXT, build=_by_oid(_function_text("arguments"))),
     Overload("pg_get_function_identity_arguments", (OID,), TEXT, build=_by_oid(_function_text("arguments"))),
     Overload("pg_get_function_result", (OID,), TEXT, build=_by_oid(_function_text("result"))),
+    # Only functions with a SQL-standard body (CREATE FUNCTION ... BEGIN ATOMIC) have one: none
+    # here. psql's `\df+` reads it.
+    Overload("pg_get_function_sqlbody", (OID,), TEXT, build=_null(TEXT)),
     Overload("pg_encoding_to_char", (INT4,), NAME, build=_encoding),
     Overload("to_regclass", (TEXT,), REGCLASS, build=_to_reg(REGCLASS)),
     Overload("to_regtype", (TEXT,), REGTYPE, build=_to_reg(REGTYPE)),
