@@ -2,7 +2,8 @@
 --tls-key --tls-require`, the default role's password from SLIPSTREAM_DEFAULT_PASSWORD), with
 psql, psycopg 3, asyncpg and pgjdbc (skipped, saying so, where the pgjdbc jar is absent).
 
-One server for the module (Spark takes ~10 s to start); every test names its roles uniquely.
+One server for the run (tests/e2e/conftest.py `auth_tls_server`: Spark takes ~10 s to start),
+shared with test_client_matrix.py; every test names its roles uniquely.
 The other authentication methods are covered in-process by tests/pgwire/test_pgwire_auth.py.
 """
 
@@ -20,33 +21,20 @@ import asyncpg
 import psycopg
 import pytest
 
-from tests.support.slipstream_server import SlipstreamServer
-from tests.support.tls_certs import make_certs, openssl_available
+from tests.support.auth_server import DEFAULT_PASSWORD
+from tests.support.tls_certs import openssl_available
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not openssl_available(), reason="the openssl CLI makes the test certificates")]
 
-DEFAULT_PASSWORD = "s3cret default 'pw'"
 FAILED = 'password authentication failed for user "{}"'
 JARS = sorted(glob.glob(os.path.expanduser("~/.m2/repository/org/postgresql/postgresql/*/postgresql-*.jar")))
 
 
 @pytest.fixture(scope="module")
-def certs(tmp_path_factory):
-    return make_certs(tmp_path_factory.mktemp("certs"))
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory, certs):
-    base = tmp_path_factory.mktemp("auth_server")
-    s = SlipstreamServer.start(
-        data_dir=base / "data", log_file=base / "server.log",
-        extra_args=("--auth", "scram-sha-256", "--tls-cert", str(certs.cert), "--tls-key", str(certs.key),
-                    "--tls-require"),
-        env={"SLIPSTREAM_DEFAULT_PASSWORD": DEFAULT_PASSWORD}, password=DEFAULT_PASSWORD,
-        dsn_params=f"sslmode=verify-ca&sslrootcert={certs.ca}")
-    yield s
-    s.stop()
+def server(auth_tls_server):
+    """The run's one auth/TLS server (tests/e2e/conftest.py), shared with test_client_matrix.py."""
+    return auth_tls_server
 
 
 @pytest.fixture
