@@ -715,7 +715,7 @@ def psql_objects(slipstream, pg_oracle):
         for conn in (ss, pg):
             conn.execute("DROP MATERIALIZED VIEW mxq_mv CASCADE")
             conn.execute("DROP VIEW mxq_v")
-            conn.execute("DROP TABLE mxq_t")
+            conn.execute("DROP TABLE mxq_t CASCADE")  # its index: Slipstream wants CASCADE (Materialize)
 
 
 def _psql_both(targets, command: str, *args: str) -> tuple[list[str], list[str]]:
