@@ -627,7 +627,7 @@ def node_matrix():
     node_dir = E2E / "node"
     if not shutil.which("node") or not shutil.which("npm"):
         pytest.skip("node and npm are not installed")
-    if not (node_dir / "node_modules" / "pg").is_dir():
+    if not all((node_dir / "node_modules" / package).is_dir() for package in ("pg", "pg-copy-streams")):
         subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--silent"], cwd=node_dir, check=True,
                        timeout=300, capture_output=True)
     return ["node", str(node_dir / "matrix.js")]

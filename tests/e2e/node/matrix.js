@@ -1,11 +1,15 @@
 // node-postgres in the client matrix (tests/e2e/test_client_matrix.py). Prints one JSON object.
 // usage: node matrix.js MODE HOST PORT USER DATABASE PREFIX_OR_TABLE IS_POSTGRES
 //   scenario: DDL, parameterised inserts of every common type, a materialized view reflecting a
-//             later insert, parameterised SELECT, field types and information_schema, DECLARE/FETCH
+//             later insert, parameterised SELECT, field types and information_schema, COPY out
+//             and in (pg-copy-streams), DECLARE/FETCH
 //   tls:      connect with SCRAM (PGPASSWORD) over TLS (sslmode=require: not verified)
 //   subscribe: DECLARE ... CURSOR FOR SUBSCRIBE + FETCH, then a bare SUBSCRIBE stopped by
 //             Client.cancel (a CancelRequest)
 const { Client, Query } = require('pg');
+const { from: copyFrom, to: copyTo } = require('pg-copy-streams');
+const { Readable } = require('stream');
+const { pipeline } = require('stream/promises');
 
 const COLUMNS = 'i2 int2, i4 int4, i8 int8, n numeric(12,3), f4 float4, f8 float8, b bool, t text, ' +
   'vc varchar(10), c char(4), by bytea, d date, tm time, ts timestamp, tz timestamptz, iv interval, ' +
@@ -56,6 +60,15 @@ function norm(rows) {
       'where table_name = $1 and table_schema = current_schema() order by ordinal_position', [`${p}all`])).rows;
     out.tables = (await c.query('select table_name, table_type from information_schema.tables ' +
       'where table_name like $1 order by table_name', [`${p}%`])).rows;
+    const chunks = [];
+    for await (const chunk of c.query(copyTo(`COPY (SELECT * FROM ${p}all ORDER BY i4) TO STDOUT`))) chunks.push(chunk);
+    out.copy_out = Buffer.concat(chunks).toString();
+    await c.query(`CREATE TABLE ${p}cin (${COLUMNS})`);
+    const copyIn = c.query(copyFrom(`COPY ${p}cin FROM STDIN`));
+    await pipeline(Readable.from([out.copy_out]), copyIn);
+    out.copy_in_count = copyIn.rowCount;
+    out.copy_in = norm((await c.query(`SELECT * FROM ${p}cin ORDER BY i4`)).rows);
+    await c.query(`DROP TABLE ${p}cin`);
     await c.query('BEGIN');
     await c.query(`DECLARE mx_c CURSOR FOR SELECT i4, t, ia FROM ${p}all ORDER BY i4`);
     out.cursor = [(await c.query('FETCH 1 FROM mx_c')).rows, (await c.query('FETCH FORWARD 5 FROM mx_c')).rows];
