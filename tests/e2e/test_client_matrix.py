@@ -588,6 +588,10 @@ def _sqlalchemy(target: Target, p: str) -> dict:
                                        sa.or_(table.c.u == sa.bindparam("b"), table.c.d == sa.bindparam("c"),
                                               table.c.t.is_(None))).order_by(table.c.i4)
             out["select"] = [tuple(r) for r in conn.execute(q, dict(zip("abc", SELECT_ARGS)))]
+        with eng.connect() as conn:  # stream_results: a server-side cursor (DECLARE + FETCH) read in steps
+            result = conn.execution_options(stream_results=True, max_row_buffer=1).execute(
+                sa.select(table.c.i4, table.c.t, table.c.ia).order_by(table.c.i4))
+            out["stream_results"] = [[tuple(r) for r in part] for part in result.partitions(1)]
         insp = sa.inspect(eng)
         out["tables"] = sorted(n for n in insp.get_table_names() if n.startswith(p))
         out["views"] = sorted(n for n in insp.get_view_names() if n.startswith(p))
