@@ -82,6 +82,12 @@ class Coordinator:
         self.storage = StorageController(PersistClient.open_local(data_dir / "persist",
                                                                  inline_part_max_bytes=INLINE_PART_MAX_BYTES,
                                                                  cache_bytes=PERSIST_CACHE_BYTES))
+        # Finish the multi-table transactions a crash left committed but not applied to every
+        # table's shard, before anything reads the shards.
+        recovered = await asyncio.to_thread(self.storage.recover)
+        if recovered:
+            log.info("recovered %d committed multi-table transaction(s) from the transaction WAL "
+                     "(at %s)", len(recovered), ", ".join(str(e.ts) for e in recovered))
         catalog = self.catalog
         catalog.source_statistics = self.sources.statistics  # mz_internal.mz_source_statistics
         self.oracle = TimestampOracle(
@@ -231,8 +237,12 @@ class Coordinator:
             batch = consolidate(advance_times(batch, ts))
             if batch.num_rows:
                 timed[id] = batch
+        if len(timed) > 1:
+            # Several tables: one commit point (persist's transaction WAL), then each shard.
+            await asyncio.to_thread(self.storage.append_atomic, timed, ts)
         for id, batch in timed.items():
-            await asyncio.to_thread(self.storage.append, id, batch, ts + 1)
+            if len(timed) == 1:
+                await asyncio.to_thread(self.storage.append, id, batch, ts + 1)
             self.last_write[id] = ts
         self.compute.advance(timed, self.table_ids(), ts + 1)
         self.oracle.applied(ts)

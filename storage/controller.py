@@ -9,6 +9,11 @@ view's full contents at `as_of`. The sink writes the difference between that and
 already holds, at the dataflow's as_of (or the shard's upper if later); so a restart after a crash,
 or a replica that re-ran from a later time, converges the shard to the right contents without a gap
 or a duplicate.
+
+Atomic multi-table writes: `append_atomic` commits a write to several tables through persist's
+transaction WAL (one compare-and-set is the commit point), then appends to each table's shard;
+`recover` (at start-up) finishes a transaction a crash left partly applied. A write to one table
+keeps the direct path (one shard compare-and-set is atomic by itself).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import pyarrow.compute as pc
 
 from dataflow.batch import advance_times, concat, consolidate, negate
 from dataflow.types import SqlType
-from storage.persist import PersistClient
+from storage.persist import PersistClient, TxnEntry, TxnWal
 
 
 class StorageController:
@@ -29,6 +34,11 @@ class StorageController:
         self._shards: dict[str, object] = {}
         self._uppers: dict[str, int] = {}
         self._lock = threading.Lock()
+        self.txns = TxnWal(persist)
+        # A committed transaction whose application to the shards failed part-way (an I/O error):
+        # it is finished before any later append to one of its shards.
+        self._unapplied: TxnEntry | None = None
+        self._txn_lock = threading.Lock()
 
     def open(self, id: str, types: tuple[SqlType, ...]) -> int:
         """Open (creating if needed) a shard; returns its upper."""
@@ -38,12 +48,50 @@ class StorageController:
             self._uppers[id] = shard.upper()
             return self._uppers[id]
 
+    def recover(self) -> list[TxnEntry]:
+        """Finish (apply to every shard) the transactions committed before a crash. Call before
+        opening shards for reading. Returns the entries found in the WAL record."""
+        return self.txns.recover()
+
+    def append_atomic(self, batches: dict[str, pa.Table], ts: int) -> None:
+        """Write updates (times == ts) to several tables at `ts` atomically, and advance each
+        one's upper to ts + 1: all of it is durable on return, or (after a crash) none of it
+        or all of it after `recover`. One table: the direct path of `append`."""
+        if len(batches) <= 1:
+            for id, batch in batches.items():
+                self.append(id, batch, ts + 1)
+            return
+        with self._txn_lock:
+            self._finish_unapplied()
+            shards = {id: (self._shards[id], batch) for id, batch in batches.items()}
+            for id in batches:
+                if self._uppers[id] > ts:
+                    raise AssertionError(f"append to {id} at {ts} < upper {self._uppers[id]}")
+            entry = self.txns.commit(ts, shards)  # the commit point
+            self._unapplied = entry
+            uppers = self.txns.apply(entry)
+            self._unapplied = None
+            for id, upper in uppers.items():
+                if id in self._uppers:
+                    self._uppers[id] = upper
+
+    def _finish_unapplied(self) -> None:
+        entry = self._unapplied
+        if entry is not None:
+            for id, upper in self.txns.apply(entry).items():
+                if id in self._uppers:
+                    self._uppers[id] = upper
+            self._unapplied = None
+
     def upper(self, id: str) -> int:
         return self._uppers[id]
 
     def append(self, id: str, batch: pa.Table, new_upper: int) -> None:
         """Append updates with times in [upper, new_upper) and advance the shard's upper; durable on
         return. The caller assigns times after the shard's upper (tables: the oracle's write ts)."""
+        if self._unapplied is not None and id in self._unapplied.writes:
+            with self._txn_lock:
+                self._finish_unapplied()
         shard = self._shards[id]
         expected = self._uppers[id]
         if new_upper <= expected:

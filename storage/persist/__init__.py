@@ -7,6 +7,8 @@ Layout: consensus key `shard/<shard_id>` holds the JSON `ShardState` (versioned 
 `<shard_id>/<13-digit write millis>-<uuid>.parquet` holds one part with columns c0..cN-1, time, diff
 (`dataflow.types.arrow_schema`). Writes: part to blob (durable), then CAS the state; a crash in
 between leaves an unreferenced part that `PersistClient.collect_garbage` removes later.
+A write spanning several shards commits through the transaction WAL (`txn.py`, consensus key
+`txns/wal`): one compare-and-set is its commit point, then each shard is appended to.
 """
 
 from .blob import Blob, LocalBlob
@@ -15,9 +17,10 @@ from .consensus import Consensus, SqliteConsensus, VersionedData
 from .errors import ReadBeforeSince, ReadNotReady, SchemaMismatch, ShardDropped, UpperMismatch
 from .shard import Shard
 from .state import BatchDesc, PartDesc, ShardState
+from .txn import TxnEntry, TxnWal
 
 __all__ = [
     "Blob", "LocalBlob", "Consensus", "SqliteConsensus", "VersionedData", "PersistClient", "Shard",
     "UpperMismatch", "ReadBeforeSince", "ReadNotReady", "ShardDropped", "SchemaMismatch",
-    "ShardState", "BatchDesc", "PartDesc",
+    "ShardState", "BatchDesc", "PartDesc", "TxnWal", "TxnEntry",
 ]

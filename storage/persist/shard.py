@@ -135,31 +135,29 @@ class Shard:
         if current.upper != expected_upper:
             raise UpperMismatch(self.shard_id, expected_upper, current.upper)
         part = self._write_part(batch) if batch.num_rows else None
-
-        def mutate(s: ShardState) -> ShardState:
-            if s.upper != expected_upper:
-                raise UpperMismatch(self.shard_id, expected_upper, s.upper)
-            batches = list(s.batches)
-            next_id = s.next_batch_id
-            if part is None and batches:
-                # Nothing new: the last batch's description simply covers more time.
-                batches[-1] = replace(batches[-1], upper=new_upper)
-            else:
-                lower = expected_upper
-                if batches and not batches[-1].parts:  # fold an empty trailing batch into this one
-                    lower = batches.pop().lower
-                parts = (part,) if part is not None else ()
-                batches.append(BatchDesc(next_id, lower, new_upper, 0, parts))
-                next_id += 1
-            return replace(s, upper=new_upper, batches=tuple(batches), next_batch_id=next_id,
-                           parts_ever=s.parts_ever + (part is not None))
-
         try:
-            new_state = self._apply(mutate)
+            new_state = self.append_part(part, expected_upper, new_upper)
         except BaseException:
-            if part is not None:  # never made visible: it is ours to delete
+            if part is not None and part.inline is None:  # never made visible: ours to delete
                 self.client.blob.delete(part.key)
             raise
+        self._maybe_compact(new_state)
+
+    def write_part(self, batch: pa.Table) -> PartDesc | None:
+        """Write a batch's part (inline if small, else to blob, durable) without referencing it
+        from the state; `append_part` links it later. None for an empty batch. Used by the
+        transaction WAL (`txn.py`), which commits the part first and applies it afterwards."""
+        batch = conform(batch, self.schema)
+        if not batch.num_rows:
+            return None
+        return self._write_part(consolidate(batch))
+
+    def append_part(self, part: PartDesc | None, expected_upper: int, new_upper: int) -> ShardState:
+        """Reference an already written part as the batch [expected_upper, new_upper) and advance
+        the upper, iff the upper is still expected_upper (else UpperMismatch)."""
+        return _apply_to(self.client, self.shard_id, _appending(self.shard_id, part, expected_upper, new_upper))
+
+    def _maybe_compact(self, new_state: ShardState) -> None:
         threshold = self.client.auto_compact_batches
         if threshold is not None and len(new_state.batches) > threshold:
             try:
@@ -277,19 +275,7 @@ class Shard:
     # ---- internals -------------------------------------------------------------------------
 
     def _apply(self, mutate: Callable[[ShardState], ShardState]) -> ShardState:
-        """Read the head, derive the next state, compare-and-set; retry on a lost race.
-        `mutate` may raise to abort; returning its input unchanged means nothing to do."""
-        consensus = self.client.consensus
-        while True:
-            current = self.state()
-            new = mutate(current)
-            if new is current:
-                return current
-            seqno = current.seqno + 1
-            if consensus.compare_and_set(self._key, current.seqno, VersionedData(seqno, new.encode())):
-                if seqno % _TRUNCATE_EVERY == 0:
-                    consensus.truncate(self._key, seqno)
-                return new.with_seqno(seqno)
+        return _apply_to(self.client, self.shard_id, mutate)
 
     def _write_part(self, table: pa.Table) -> PartDesc:
         key = part_key(self.shard_id)
@@ -343,3 +329,51 @@ def _find_run(batches: list[BatchDesc], ids: tuple[int, ...]) -> int | None:
                 return i
             return None
     return None
+
+
+def _appending(shard_id: str, part: PartDesc | None, expected_upper: int,
+               new_upper: int) -> Callable[[ShardState], ShardState]:
+    """The state change of an append: `part` (or nothing) as the batch [expected_upper, new_upper)."""
+
+    def mutate(s: ShardState) -> ShardState:
+        if s.upper != expected_upper:
+            raise UpperMismatch(shard_id, expected_upper, s.upper)
+        batches = list(s.batches)
+        next_id = s.next_batch_id
+        if part is None and batches:
+            # Nothing new: the last batch's description simply covers more time.
+            batches[-1] = replace(batches[-1], upper=new_upper)
+        else:
+            lower = expected_upper
+            if batches and not batches[-1].parts:  # fold an empty trailing batch into this one
+                lower = batches.pop().lower
+            parts = (part,) if part is not None else ()
+            batches.append(BatchDesc(next_id, lower, new_upper, 0, parts))
+            next_id += 1
+        return replace(s, upper=new_upper, batches=tuple(batches), next_batch_id=next_id,
+                       parts_ever=s.parts_ever + (part is not None))
+
+    return mutate
+
+
+def _apply_to(client: "PersistClient", shard_id: str,
+              mutate: Callable[[ShardState], ShardState]) -> ShardState:
+    """Read the shard's head, derive the next state, compare-and-set; retry on a lost race.
+    `mutate` may raise to abort; returning its input unchanged means nothing to do."""
+    consensus = client.consensus
+    key = consensus_key(shard_id)
+    while True:
+        head = consensus.head(key)
+        if head is None:
+            raise ShardDropped(shard_id)
+        current = ShardState.decode(shard_id, head.seqno, head.data)
+        if current.tombstone:
+            raise ShardDropped(shard_id)
+        new = mutate(current)
+        if new is current:
+            return current
+        seqno = current.seqno + 1
+        if consensus.compare_and_set(key, current.seqno, VersionedData(seqno, new.encode())):
+            if seqno % _TRUNCATE_EVERY == 0:
+                consensus.truncate(key, seqno)
+            return new.with_seqno(seqno)
