@@ -28,6 +28,7 @@ from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToP
 from server.adapter.copy_in import parse_copy
 from planner.mz_ast import ROLE_STATEMENTS
 from server.adapter.finishing import finish
+from server.adapter.own_writes import pending_by_table, refuse_derived_reads, with_own_writes
 from server.adapter.roles import execute_role_statement
 from server.adapter import privileges
 from server import limits
@@ -186,7 +187,7 @@ class SlipstreamAdapter:
 
     async def _sequence(self, session: Session, state: SessionState, plan) -> Outcome:
         if isinstance(plan, SelectPlan):
-            rows = await self._peek_rows(plan, session)
+            rows = await self._peek_rows(plan, session, state)
             for name, value, local in plan.set_vars:  # set_config(): as SET would
                 self._set(session, SetVariablePlan(name, value, local))
             return Rows(list(plan.columns), rows)
@@ -197,9 +198,10 @@ class SlipstreamAdapter:
         if isinstance(plan, DeletePlan):
             return await self._update_or_delete(state, plan.table_id, plan, "DELETE")
         if isinstance(plan, SubscribePlan):
+            self._refuse_subscribe(state, plan)
             return RowStream(subscribe_columns(plan), subscribe_rows(self.coord, plan))
         if isinstance(plan, CopyToPlan):
-            return await self._copy_to(plan, session)
+            return await self._copy_to(plan, session, state)
         if isinstance(plan, CopyFromPlan):
             return self._copy_from(state, plan)
         if isinstance(plan, DeclarePlan):
@@ -282,25 +284,40 @@ class SlipstreamAdapter:
 
     # -- reads ----------------------------------------------------------------------------------
 
-    async def _peek_rows(self, plan: SelectPlan, session: Session | None = None) -> list[tuple]:
+    def _own(self, state: SessionState | None, plan):
+        """`plan` as this session's open transaction sees it: with its own buffered writes."""
+        if state is None or not state.in_block or not state.writes:
+            return plan
+        return with_own_writes(self.coord.catalog, plan, pending_by_table(state.writes))
+
+    def _refuse_subscribe(self, state: SessionState, plan: SubscribePlan) -> None:
+        if state.in_block and state.writes:
+            refuse_derived_reads(self.coord.catalog, plan.plan, set(pending_by_table(state.writes)),
+                                 subscribe=True)
+
+    async def _peek_rows(self, plan: SelectPlan, session: Session | None = None,
+                         state: SessionState | None = None) -> list[tuple]:
         ts = None
         if plan.as_of is not None:
             ts = plan.as_of
             if ts > self.coord.read_ts():
                 raise SqlError(SqlState.DATA_EXCEPTION,
                                f"Timestamp ({ts}) is later than the latest complete timestamp ({self.coord.read_ts()})")
-        batch = await self.coord.peek(plan.plan, ts)
+        batch = await self.coord.peek(self._own(state, plan.plan), ts)
         if session is not None:  # max_result_size, before the rows become Python objects
             limits.check_result_size(session.vars, batch.nbytes)
         return finish(batch, plan.finishing, [c.type for c in plan.columns])
 
-    async def _copy_to(self, plan: CopyToPlan, session: Session | None = None) -> Outcome:
+    async def _copy_to(self, plan: CopyToPlan, session: Session | None = None,
+                       state: SessionState | None = None) -> Outcome:
         if plan.format == "binary":
             raise unsupported("COPY TO with FORMAT binary")
         inner = plan.inner
         if isinstance(inner, SubscribePlan):
+            if state is not None:
+                self._refuse_subscribe(state, inner)
             return CopyOut(subscribe_columns(inner), subscribe_rows(self.coord, inner), plan.format, plan.header)
-        rows = await self._peek_rows(inner, session)
+        rows = await self._peek_rows(inner, session, state)
 
         async def once():
             yield rows
@@ -317,11 +334,12 @@ class SlipstreamAdapter:
             raise SqlError(SqlState.DUPLICATE_CURSOR, f'cursor "{plan.cursor}" already exists')
         inner = plan.inner
         if isinstance(inner, SubscribePlan):
+            self._refuse_subscribe(state, inner)
             cursor = Cursor(name, subscribe_columns(inner))
             cursor.stream = subscribe_rows(self.coord, inner)
             cursor.pump = asyncio.ensure_future(self._pump(cursor))
         else:
-            cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner, session))
+            cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner, session, state))
             cursor.arrived.set()
         state.cursors[name] = cursor
         return CommandComplete("DECLARE CURSOR")
@@ -428,10 +446,16 @@ class SlipstreamAdapter:
     async def _apply_writes(self, writes: list[PendingWrite]) -> None:
         async with self.coord.write_lock:
             updates: dict[str, list[pa.Table]] = {}
+            done: list[PendingWrite] = []  # the writes before this one, as they will commit
+            redo: set[str] = set()  # tables whose statements are evaluated again from here on
             for w in writes:
-                stale = w.plan is not None and self.coord.last_write.get(w.table_id, 0) > w.read_ts
-                batch = await self._changes_of(w.plan) if stale else w.updates
+                stale = w.plan is not None and (w.table_id in redo
+                                                or self.coord.last_write.get(w.table_id, 0) > w.read_ts)
+                if stale:
+                    redo.add(w.table_id)
+                batch = await self._changes_of(w.plan, own=pending_by_table(done)) if stale else w.updates
                 updates.setdefault(w.table_id, []).append(batch)
+                done.append(PendingWrite(w.table_id, batch))
             await self.coord.write_locked({id: concat(b) for id, b in updates.items()})
 
     # -- writes ---------------------------------------------------------------------------------
@@ -465,7 +489,7 @@ class SlipstreamAdapter:
         if plan.rows is not None:
             batch = batch_from_rows(list(plan.rows), types, 0, 1)
         else:
-            result = await self.coord.peek(plan.source)
+            result = await self.coord.peek(self._own(state, plan.source))
             batch = pa.Table.from_arrays(list(result.columns), schema=arrow_schema(types))
         self._check_not_null(item, batch)
         count = int(pc.sum(batch.column("diff")).as_py() or 0)
@@ -473,17 +497,20 @@ class SlipstreamAdapter:
             await self._commit_or_buffer(state, item.id, batch)
         return CommandComplete(f"INSERT 0 {count}")
 
-    async def _changes_of(self, plan, ts: int | None = None) -> pa.Table:
+    async def _changes_of(self, plan, ts: int | None = None, own: dict | None = None) -> pa.Table:
         """The updates an UPDATE or DELETE makes, read at `ts` (default: the latest time; then the
-        caller holds the write lock)."""
+        caller holds the write lock), over the tables plus `own` (a transaction's earlier writes)."""
+        def read(p):
+            return with_own_writes(self.coord.catalog, p, own) if own else p
+
         item = self._table(plan.table_id)
         types = [c.type for c in item.columns]
         schema = arrow_schema(types)
         n = len(types)
         if isinstance(plan, DeletePlan):
-            old = await self.coord.peek(plan.selection, ts)
+            old = await self.coord.peek(read(plan.selection), ts)
             return negate(old)
-        both = await self.coord.peek(Map(plan.selection, plan.assignments), ts)
+        both = await self.coord.peek(read(Map(plan.selection, plan.assignments)), ts)
         time, diff = both.column("time"), both.column("diff")
         old = pa.Table.from_arrays([both.column(i) for i in range(n)] + [time, pc.negate(diff)], schema=schema)
         new = pa.Table.from_arrays([both.column(n + i) for i in range(n)] + [time, diff], schema=schema)
@@ -495,7 +522,7 @@ class SlipstreamAdapter:
             # Compute the changes now (for the row count); COMMIT reuses them unless the table
             # was written in between, in which case it evaluates the statement again.
             read_ts = self.coord.read_ts()
-            changes = await self._changes_of(plan, read_ts)
+            changes = await self._changes_of(plan, read_ts, own=pending_by_table(state.writes))
             count = int(pc.sum(pc.abs(changes.column("diff"))).as_py() or 0)
             state.writes.append(PendingWrite(table_id, changes, plan, read_ts))
             return CommandComplete(f"{verb} {count // 2 if verb == 'UPDATE' else count}")
