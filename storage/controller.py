@@ -69,11 +69,12 @@ class StorageController:
                     raise AssertionError(f"append to {id} at {ts} < upper {self._uppers[id]}")
             entry = self.txns.commit(ts, shards)  # the commit point
             self._unapplied = entry
-            uppers = self.txns.apply(entry)
+            states = self.txns.apply_states(entry)
             self._unapplied = None
-            for id, upper in uppers.items():
+            for id, state in states.items():
                 if id in self._uppers:
-                    self._uppers[id] = upper
+                    self._uppers[id] = state.upper
+                    self._shards[id]._maybe_compact(state)  # as compare_and_append does
 
     def _finish_unapplied(self) -> None:
         entry = self._unapplied

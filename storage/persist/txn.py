@@ -55,7 +55,7 @@ import pyarrow as pa
 from .consensus import VersionedData
 from .errors import ShardDropped, UpperMismatch
 from .shard import Shard, _apply_to, _appending, _TRUNCATE_EVERY
-from .state import PartDesc
+from .state import PartDesc, ShardState
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,11 @@ class TxnWal:
     def apply(self, entry: TxnEntry, only: set[str] | None = None) -> dict[str, int]:
         """Step 3: give each shard its part at `entry.ts` unless it already has it. Returns the
         shards' uppers afterwards (dropped shards are skipped). `only`: a subset (tests)."""
-        uppers: dict[str, int] = {}
+        return {id: s.upper for id, s in self.apply_states(entry, only).items()}
+
+    def apply_states(self, entry: TxnEntry, only: set[str] | None = None) -> dict[str, ShardState]:
+        """`apply`, returning each shard's state afterwards (for the caller's compaction)."""
+        uppers: dict[str, ShardState] = {}
         for shard_id, part in entry.writes.items():
             if only is not None and shard_id not in only:
                 continue
@@ -151,16 +155,16 @@ class TxnWal:
                 log.info("transaction at %d: shard %s was dropped; skipping it", entry.ts, shard_id)
         return uppers
 
-    def _apply_one(self, shard_id: str, part: PartDesc | None, ts: int) -> tuple[int, bool]:
+    def _apply_one(self, shard_id: str, part: PartDesc | None, ts: int) -> tuple[ShardState, bool]:
         while True:
             state = self.client.shard_state(shard_id)
             if state is None:
                 raise ShardDropped(shard_id)
             if state.upper > ts:
-                return state.upper, False  # applied before (or a crash right after its CAS)
+                return state, False  # applied before (or a crash right after its CAS)
             try:
                 new = _apply_to(self.client, shard_id, _appending(shard_id, part, state.upper, ts + 1))
-                return new.upper, True
+                return new, True
             except UpperMismatch:  # moved under us (only by this same entry): look again
                 continue
 
