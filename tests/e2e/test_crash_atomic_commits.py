@@ -6,12 +6,13 @@ points and restarted. After every restart: every acknowledged transaction is pre
 no transaction that never sent COMMIT is present, every account balance equals its recomputation
 from the log (so no transaction is half-present), the materialized views equal recomputation, and
 a SUBSCRIBE saw SUM(balance) = 0 at every timestamp it reported, before and after each crash
-(tests/support/crash_workload.py).
+(tests/support/crash_workload.py). One deterministic kill plus SLIPSTREAM_CRASH_KILLS (4) random
+ones; each restart costs a Spark start-up (10-25 s), which bounds how many fit in a test.
 
 The first kill is deterministic: with the transaction WAL's fault-injection delay (1.5 s before
 each shard is applied), the server is killed 2 s after a lone COMMIT was sent: the transaction is
 committed and applied to one table only. After the restart it must be whole, and the log must say
-that recovery finished it. The random kills run with a short delay (15 ms per shard) so that
+that recovery finished it. The random kills run with a shorter delay (40 ms per shard) so that
 many of them land between a commit and its last application.
 
 scripts/crash_soak runs the same for many more kills.
@@ -21,41 +22,20 @@ from __future__ import annotations
 
 import os
 import random
-import signal
 import threading
 import time
 
 import psycopg
 import pytest
 
-from tests.support.crash_workload import Ledger, Workload, check_consistency, create_schema
+from tests.support.crash_workload import (DELAY_ENV, RANDOM_PHASE_DELAY_MS, Ledger, Workload,
+                                          check_consistency, create_schema, kill_tree, random_kills,
+                                          recoveries)
 from tests.support.slipstream_server import SlipstreamServer
 
 pytestmark = pytest.mark.e2e
 
 RANDOM_KILLS = int(os.environ.get("SLIPSTREAM_CRASH_KILLS", "4"))
-DELAY_ENV = "SLIPSTREAM_TXN_APPLY_DELAY_MS"
-
-
-def process_group_gone(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-def kill_tree(server: SlipstreamServer) -> None:
-    pgid = server.process.pid
-    server.kill(signal.SIGKILL)
-    deadline = time.monotonic() + 30
-    while not process_group_gone(pgid):  # Spark's JVM and its Python workers too
-        assert time.monotonic() < deadline, "processes of the killed server are still alive"
-        time.sleep(0.1)
-
-
-def recoveries(server: SlipstreamServer) -> int:
-    return server.log_file.read_text(errors="replace").count("from the transaction WAL")
 
 
 def test_kill_between_commit_and_apply_is_recovered(tmp_path):
@@ -78,7 +58,7 @@ def test_kill_between_commit_and_apply_is_recovered(tmp_path):
         kill_tree(server)
         committer.join(30)
         assert outcome and outcome[0] is not None, "COMMIT answered although the apply was delayed"
-        server.env = {DELAY_ENV: "15"}
+        server.env = {DELAY_ENV: RANDOM_PHASE_DELAY_MS}
         server.restart()
         assert recoveries(server) == 1, server.log_tail()
         figures = check_consistency(server.dsn, ledger)
@@ -86,16 +66,7 @@ def test_kill_between_commit_and_apply_is_recovered(tmp_path):
 
         # Random kills under the concurrent workload.
         rng = random.Random(int(os.environ.get("SLIPSTREAM_CRASH_SEED", "12")))
-        for k in range(RANDOM_KILLS):
-            work = Workload(server.dsn, ledger, writers=3, seed=rng.randrange(1 << 30),
-                            id_base=(k + 1) * 10_000_000).start()
-            assert work.subscribed.wait(60), "the subscriber did not start"
-            time.sleep(rng.uniform(1.0, 3.0))
-            kill_tree(server)
-            work.stop()
-            server.restart()
-            figures = check_consistency(server.dsn, ledger)
-            print(f"kill {k + 1}: {figures}, recoveries so far {recoveries(server)}")
+        random_kills(server, ledger, RANDOM_KILLS, rng, id_base=0)
 
         # And it keeps working after the last restart, with the subscriber checking again.
         checks_before = ledger.subscribe_checks

@@ -22,7 +22,9 @@ to recomputation from the tables.
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import threading
 import time
 from collections import Counter
@@ -209,3 +211,56 @@ def check_consistency(dsn: str, ledger: Ledger) -> dict:
     return {"transfers": n_rows, "acknowledged": len(acked),
             "in_doubt_present": sum(1 for t in in_doubt if t in transfers),
             "in_doubt_absent": sum(1 for t in in_doubt if t not in transfers)}
+
+
+# -- killing and restarting ---------------------------------------------------------------------
+
+DELAY_ENV = "SLIPSTREAM_TXN_APPLY_DELAY_MS"
+# During random kills each shard application of a multi-table commit is delayed this long
+# (fault injection, storage/persist/txn.py), so that many kills land between a transaction's
+# commit point and its last application.
+RANDOM_PHASE_DELAY_MS = "40"
+
+
+def process_group_gone(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def kill_tree(server) -> None:
+    """SIGKILL the server's whole process group (environmentd, Spark's JVM, its Python
+    workers) and wait until none of it is left."""
+    pgid = server.process.pid
+    server.kill(signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not process_group_gone(pgid):
+        assert time.monotonic() < deadline, "processes of the killed server are still alive"
+        time.sleep(0.1)
+
+
+def recoveries(server) -> int:
+    """How many start-ups finished a transaction that a kill left partly applied."""
+    return server.log_file.read_text(errors="replace").count("from the transaction WAL")
+
+
+def random_kills(server, ledger: Ledger, kills: int, rng: random.Random, id_base: int,
+                 report=print, min_s: float = 1.0, max_s: float = 3.0) -> dict:
+    """Run the workload, SIGKILL the tree after a random time, restart, check; `kills` times."""
+    figures: dict = {}
+    for k in range(kills):
+        started = time.monotonic()
+        work = Workload(server.dsn, ledger, writers=3, seed=rng.randrange(1 << 30),
+                        id_base=id_base + (k + 1) * 10_000_000).start()
+        assert work.subscribed.wait(120), "the subscriber did not start"
+        time.sleep(rng.uniform(min_s, max_s))
+        kill_tree(server)
+        work.stop()
+        server.restart()
+        figures = check_consistency(server.dsn, ledger)
+        assert not ledger.subscribe_violations, ledger.subscribe_violations[:5]
+        report(f"kill {k + 1}/{kills} ({time.monotonic() - started:.0f} s): {figures}, "
+               f"recoveries {recoveries(server)}, subscribe checks {ledger.subscribe_checks}")
+    return figures
