@@ -23,6 +23,7 @@ def test_reads_see_own_writes(slipstream, unique_prefix):
         a.execute(f"CREATE INDEX {p}acct_id ON {p}acct (id)")
         a.execute(f"INSERT INTO {p}acct VALUES (1, 100), (2, 50)")
         a.execute(f"CREATE MATERIALIZED VIEW {p}total AS SELECT sum(balance) AS s FROM {p}acct")
+        a.execute(f"CREATE VIEW {p}big AS SELECT id FROM {p}acct WHERE balance > 60")
         a.execute(f"CREATE TABLE {p}other (x int)")
         a.execute(f"CREATE MATERIALIZED VIEW {p}other_n AS SELECT count(*) AS n FROM {p}other")
 
@@ -42,6 +43,8 @@ def test_reads_see_own_writes(slipstream, unique_prefix):
         # INSERT ... SELECT reads the transaction's rows too.
         a.execute(f"INSERT INTO {p}log SELECT id, balance FROM {p}acct WHERE id = 3")
         assert a.execute(f"SELECT * FROM {p}log ORDER BY id").fetchall() == [(1, -10), (3, 8)]
+        # A plain view over a written table is planned over the table: it sees the own writes.
+        assert a.execute(f"SELECT id FROM {p}big").fetchall() == [(1,)]
         # A view over a table the transaction did not write is readable.
         assert a.execute(f"SELECT n FROM {p}other_n").fetchall() == [(0,)]
         # Others see nothing yet.
