@@ -48,10 +48,16 @@ class StorageController:
             self._uppers[id] = shard.upper()
             return self._uppers[id]
 
-    def recover(self) -> list[TxnEntry]:
-        """Finish (apply to every shard) the transactions committed before a crash. Call before
-        opening shards for reading. Returns the entries found in the WAL record."""
-        return self.txns.recover()
+    def recover(self, collect_garbage: bool = True) -> list[TxnEntry]:
+        """Finish (apply to every shard) the transactions committed before a crash, then discard
+        what never committed: parts staged (or written by an append) that no state references.
+        Call at start-up, before anything reads or writes the shards (so no writer can be between
+        its part write and its compare-and-set). Returns the entries that needed finishing."""
+        finished = self.txns.recover()
+        if collect_garbage:
+            for shard_id in self.persist.list_shards():
+                self.persist.collect_garbage(shard_id, grace_s=0)
+        return finished
 
     def append_atomic(self, batches: dict[str, pa.Table], ts: int) -> None:
         """Write updates (times == ts) to several tables at `ts` atomically, and advance each

@@ -11,8 +11,8 @@ needs), a multi-shard write at timestamp `ts` goes in three steps:
 3. *Apply*: each shard gets its part as the batch `[upper, ts + 1)` by its ordinary
    compare-and-set. Applying is idempotent: a shard whose upper is already past `ts` has it.
 
-A crash before step 2 leaves only unreferenced parts (garbage, collected like any orphan after
-its grace period): the write never happened. A crash during step 3 leaves the record naming
+A crash before step 2 leaves only unreferenced parts: the write never happened (the storage
+controller's recovery deletes them, `PersistClient.collect_garbage`). A crash during step 3 leaves the record naming
 shards that lack their part; `recover()` (at start-up, before anything reads the shards)
 applies every entry of the record, so the write is then whole. The record keeps the last
 committed entry until the next commit replaces it (no separate "tidy" write on the hot path);

@@ -167,8 +167,15 @@ def test_real_crash_at_every_compare_and_set(tmp_path, crash_at, inline):
         assert applied == set()
     else:
         assert applied == set("abc"[:crash_at - 2])  # a partial state on disk, before recovery
+    staged = {k for s in "abc" for k in fresh.blob.list_keys(f"{s}/")}
     storage = StorageController(fresh)
     recovered = storage.recover()
+    # A transaction that never committed leaves nothing behind: its staged parts are discarded.
+    left = {k for s in "abc" for k in fresh.blob.list_keys(f"{s}/")}
+    live = {k for s in "abc" for k in fresh.shard_state(s).part_keys if not k.startswith("inline/")}
+    assert left == live
+    if crash_at == 1 and not inline:
+        assert len(staged) == 3 and not left
     after = {s: contents(fresh, s) for s in "abc"}
     if crash_at == 1:
         assert recovered == [] and after == {"a": {}, "b": {}, "c": {}}
