@@ -10,8 +10,8 @@ a SUBSCRIBE saw SUM(balance) = 0 at every timestamp it reported, before and afte
 ones; each restart costs a Spark start-up (10-25 s), which bounds how many fit in a test.
 
 The first kill is deterministic: with the transaction WAL's fault-injection delay (1.5 s before
-each shard is applied), the server is killed 2 s after a lone COMMIT was sent: the transaction is
-committed and applied to one table only. After the restart it must be whole, and the log must say
+each shard is applied), the server is killed 2 s after a lone COMMIT reached its commit point (the
+WAL record appears in consensus): the transaction is committed and applied to one table only. After the restart it must be whole, and the log must say
 that recovery finished it. The random kills run with a shorter delay (40 ms per shard) so that
 many of them land between a commit and its last application.
 
@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import os
 import random
+import sqlite3
 import threading
 import time
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -54,7 +56,8 @@ def test_kill_between_commit_and_apply_is_recovered(tmp_path):
         outcome: list = []
         committer = threading.Thread(target=lambda: outcome.append(_commit(conn)), daemon=True)
         committer.start()
-        time.sleep(2.0)  # committed (the WAL record), applied to the first table only
+        wait_for_commit_point(tmp_path / "data" / "persist" / "consensus.sqlite")
+        time.sleep(2.0)  # applied to the first table (after 1.5 s), not yet to the second (3 s)
         kill_tree(server)
         committer.join(30)
         assert outcome and outcome[0] is not None, "COMMIT answered although the apply was delayed"
@@ -83,6 +86,22 @@ def test_kill_between_commit_and_apply_is_recovered(tmp_path):
               f"recoveries {recoveries(server)}")
     finally:
         server.stop()
+
+
+def wait_for_commit_point(consensus: Path, timeout: float = 60) -> None:
+    """Until the transaction WAL record exists in consensus (read-only, beside the server)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        db = sqlite3.connect(f"file:{consensus}?mode=ro", uri=True, timeout=5)
+        try:
+            if db.execute("SELECT count(*) FROM consensus WHERE key = 'txns/wal'").fetchone()[0]:
+                return
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            db.close()
+        time.sleep(0.05)
+    raise AssertionError("the transaction never reached its commit point")
 
 
 def _commit(conn: psycopg.Connection):
