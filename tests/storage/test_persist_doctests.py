@@ -3,7 +3,7 @@ import importlib
 
 import pytest
 
-MODULES = ["", ".blob", ".consensus", ".state", ".updates", ".compaction", ".shard", ".client"]
+MODULES = ["", ".blob", ".consensus", ".state", ".updates", ".compaction", ".shard", ".client", ".txn"]
 
 
 @pytest.mark.parametrize("name", MODULES)
