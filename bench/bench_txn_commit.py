@@ -4,6 +4,9 @@ one client. Prints p50/p90/p99 in milliseconds as JSON.
 
     PYTHONPATH=$PWD .venv/bin/python bench/bench_txn_commit.py --n 300
 
+`--persist`: the same in-process on the storage controller alone (no server, no Spark): one
+table's append vs two appends in turn vs `append_atomic` over two tables (the transaction WAL).
+
 The server is started from the repository that `tests.support` is imported from (PYTHONPATH), so
 the same script measures another checkout: PYTHONPATH=/other/checkout python bench/bench_txn_commit.py
 """
@@ -33,11 +36,49 @@ def summary(xs: list[float]) -> dict:
             "mean_ms": round(statistics.mean(xs) * 1000, 2)}
 
 
+def persist_bench(n: int) -> dict:
+    import pyarrow as pa
+
+    from dataflow.types import INT8
+    from storage.controller import StorageController
+    from storage.persist import PersistClient
+
+    storage = StorageController(PersistClient.open_local(Path(tempfile.mkdtemp(prefix="bench_txn_")),
+                                                         inline_part_max_bytes=4096))
+    for t in "abc":
+        storage.open(t, (INT8, INT8))
+
+    def batch(ts: int) -> pa.Table:
+        return pa.table({"c0": pa.array([1], pa.int64()), "c1": pa.array([2], pa.int64()),
+                         "time": pa.array([ts], pa.uint64()), "diff": pa.array([1], pa.int64())})
+
+    ts, out = 1, {"single_append": [], "two_appends_in_turn": [], "two_table_atomic": []}
+    for _ in range(n):
+        for kind, times in out.items():
+            ts += 1
+            t0 = time.perf_counter()
+            if kind == "single_append":
+                storage.append("a", batch(ts), ts + 1)
+            elif kind == "two_appends_in_turn":
+                storage.append("b", batch(ts), ts + 1)
+                storage.append("c", batch(ts), ts + 1)
+            elif hasattr(storage, "append_atomic"):
+                storage.append_atomic({"b": batch(ts), "c": batch(ts)}, ts)
+            else:
+                continue
+            times.append(time.perf_counter() - t0)
+    return {k: summary(v) for k, v in out.items() if v}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
     ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--persist", action="store_true", help="in-process storage controller only")
     args = ap.parse_args()
+    if args.persist:
+        print(json.dumps({"repo": str(REPO_ROOT), **persist_bench(args.n)}, indent=1))
+        return
     tmp = Path(tempfile.mkdtemp(prefix="bench_txn_"))
     server = SlipstreamServer.start(data_dir=tmp / "data", log_file=tmp / "server.log")
     try:
