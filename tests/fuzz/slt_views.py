@@ -244,7 +244,8 @@ def classify(rec: Record, created: set[str], views_sql: dict[str, str]) -> str |
         return "skipif/onlyif"
     if not QUERY_START.match(rec.sql):
         return "not a query"
-    bare = STRING.sub("''", rec.sql)
+    # The query and the definitions of the file's views it reads (`SELECT * FROM v`).
+    bare = STRING.sub("''", " ".join([rec.sql] + view_defs(rec.sql, created, views_sql)))
     if VOLATILE.search(bare):
         return "volatile or time-dependent function"
     if LIMIT.search(bare):
@@ -252,6 +253,15 @@ def classify(rec: Record, created: set[str], views_sql: dict[str, str]) -> str |
     if not base_tables(rec.sql, created, views_sql):
         return "reads no table of the file"
     return None
+
+
+def view_defs(sql: str, created: set[str], views_sql: dict[str, str], depth: int = 0) -> list[str]:
+    out = []
+    for n in sorted(names_in(sql) & set(views_sql)):
+        out.append(views_sql[n])
+        if depth < 10:
+            out += view_defs(views_sql[n], created, views_sql, depth + 1)
+    return out
 
 
 def base_tables(sql: str, created: set[str], views_sql: dict[str, str], depth: int = 0) -> set[str]:
@@ -384,7 +394,7 @@ def _test_group(records, pending, apply, prefix, created, views_sql, ss, pg, cha
                     continue
                 got, want = run(ss, f"SELECT * FROM {view}"), run(pg, sql)
                 rep.comparisons += 1
-                defs = r.sql + " " + " ".join(views_sql.get(n, "") for n in names_in(r.sql))
+                defs = " ".join([r.sql] + view_defs(r.sql, created, views_sql))
                 if _same(got, want, defs):
                     continue
                 if _pg_ambiguous(pg, sql, got, want, table_list, file_views, defs):
@@ -431,8 +441,7 @@ def _pg_ambiguous(pg, sql: str, got: Answer, want: Answer, tables: list[str],
     (so there is no one right answer), or give Slipstream's answer then? The tables (and the
     file's views over them) are copied into a scratch schema with their rows reversed or
     shuffled by a hash, and the query is run there again."""
-    for order in ("ctid DESC", "md5(ctid::text)", "md5(ctid::text) DESC",
-                  "md5(ctid::text || 'x')"):
+    for order in ["ctid DESC"] + [f"md5(ctid::text || '{k}')" for k in range(7)]:
         run(pg, "DROP SCHEMA IF EXISTS slv_reorder CASCADE")
         run(pg, "CREATE SCHEMA slv_reorder")
         try:
