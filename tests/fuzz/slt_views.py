@@ -96,6 +96,7 @@ class FileReport:
     # order): ties in an ORDER BY of DISTINCT ON / a window / an ordered aggregate, or an
     # aggregate without ORDER BY. Not a difference: no single right answer exists.
     ambiguous: int = 0
+    ambiguous_unmatched: int = 0    # of those: Slipstream's answer is none PostgreSQL gave
     differences: list[Difference] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -397,8 +398,10 @@ def _test_group(records, pending, apply, prefix, created, views_sql, ss, pg, cha
                 defs = " ".join([r.sql] + view_defs(r.sql, created, views_sql))
                 if _same(got, want, defs):
                     continue
-                if _pg_ambiguous(pg, sql, got, want, table_list, file_views, defs):
+                verdict = _pg_ambiguous(pg, sql, got, want, table_list, file_views, defs)
+                if verdict is not None:
                     rep.ambiguous += 1
+                    rep.ambiguous_unmatched += verdict == "varies"
                     continue
                 broken.add(view)
                 kind, got_s, want_s = "view", got.show(), want.show()
@@ -436,11 +439,14 @@ def _restore(snapshot, ss, pg, rep: FileReport, log) -> None:
 
 
 def _pg_ambiguous(pg, sql: str, got: Answer, want: Answer, tables: list[str],
-                  file_views: list[str], defs: str) -> bool:
+                  file_views: list[str], defs: str) -> str | None:
     """Does PostgreSQL answer `sql` differently when the same rows are stored in another order
     (so there is no one right answer), or give Slipstream's answer then? The tables (and the
     file's views over them) are copied into a scratch schema with their rows reversed or
-    shuffled by a hash, and the query is run there again."""
+    shuffled by a hash, and the query is run there again. "matches": Slipstream's answer is
+    one of PostgreSQL's; "varies": PostgreSQL answers several ways but none of them was
+    Slipstream's (counted apart); None: PostgreSQL answers one way, a real difference."""
+    verdict = None
     for order in ["ctid DESC"] + [f"md5(ctid::text || '{k}')" for k in range(7)]:
         run(pg, "DROP SCHEMA IF EXISTS slv_reorder CASCADE")
         run(pg, "CREATE SCHEMA slv_reorder")
@@ -454,9 +460,11 @@ def _pg_ambiguous(pg, sql: str, got: Answer, want: Answer, tables: list[str],
         finally:
             run(pg, "RESET search_path")
             run(pg, "DROP SCHEMA IF EXISTS slv_reorder CASCADE")
-        if not _same(other, want, defs) or _same(other, got, defs):
-            return True
-    return False
+        if _same(other, got, defs):
+            return "matches"
+        if not _same(other, want, defs):
+            verdict = "varies"
+    return verdict
 
 
 def _same(got: Answer, want: Answer, sql: str) -> bool:
@@ -523,6 +531,8 @@ def summarize(reports: list[FileReport]) -> dict:
         "changes_refused_0A000": dict(crefused.most_common()),
         "comparisons": sum(r.comparisons for r in reports),
         "ambiguous_in_postgres": sum(r.ambiguous for r in reports),
+        "ambiguous_slipstream_answer_not_seen_in_postgres":
+            sum(r.ambiguous_unmatched for r in reports),
         "restore_errors": sum(r.skipped_restore_errors for r in reports),
         "differences": sum(len(r.differences) for r in reports),
         "difference_reports": [d.report() for r in reports for d in r.differences],
@@ -530,6 +540,7 @@ def summarize(reports: list[FileReport]) -> dict:
         "per_file": {r.path: {"queries": r.queries, "views": r.views,
                               "refused": sum(r.refused.values()), "changes": r.changes,
                               "comparisons": r.comparisons, "ambiguous": r.ambiguous,
+                              "ambiguous_unmatched": r.ambiguous_unmatched,
                               "differences": len(r.differences),
                               "seconds": round(r.seconds, 1)} for r in reports},
     }
@@ -586,7 +597,8 @@ def main(argv: list[str] | None = None) -> int:
                 _write(args, reports, partial=True)
                 print(f"{f}: {r.queries} queries, {r.views} views, "
                       f"{sum(r.refused.values())} refused, {r.changes} changes, "
-                      f"{r.comparisons} comparisons, {r.ambiguous} ambiguous, "
+                      f"{r.comparisons} comparisons, {r.ambiguous} ambiguous "
+                      f"({r.ambiguous_unmatched} not matched), "
                       f"{len(r.differences)} differences "
                       f"({r.seconds:.0f} s)", flush=True)
     finally:
@@ -596,6 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== summary ==")
     for k in ("files", "query_records", "views", "refused_0A000", "skipped", "changes",
               "changes_rejected_by_postgres", "comparisons", "ambiguous_in_postgres",
+              "ambiguous_slipstream_answer_not_seen_in_postgres",
               "restore_errors", "differences", "seconds"):
         print(f"  {k}: {summary[k]}")
     print("  skipped by reason:")
