@@ -401,7 +401,11 @@ def _test_group(records, pending, apply, prefix, created, views_sql, ss, pg, cha
                 verdict = _pg_ambiguous(pg, sql, got, want, table_list, file_views, defs)
                 if verdict is not None:
                     rep.ambiguous += 1
-                    rep.ambiguous_unmatched += verdict == "varies"
+                    if verdict == "varies":
+                        rep.ambiguous_unmatched += 1
+                        log("AMBIGUOUS " + Difference(rep.path, r.line, r.sql, list(history),
+                                                      "ambiguous", got.show(),
+                                                      want.show(), seed).report())
                     continue
                 broken.add(view)
                 kind, got_s, want_s = "view", got.show(), want.show()
@@ -591,7 +595,8 @@ def main(argv: list[str] | None = None) -> int:
                 psycopg.connect(pg_dsn, autocommit=True) as pg:
             for f in files:
                 r = run_file(f, ss, pg, seed=args.seed, changes=args.changes, sample=args.sample,
-                             log=lambda s: (args.verbose or s.startswith("DIFFERENCE")) and
+                             log=lambda s: (args.verbose or s.startswith(("DIFFERENCE",
+                                                                          "AMBIGUOUS"))) and
                              print(s, flush=True))
                 reports.append(r)
                 _write(args, reports, partial=True)
