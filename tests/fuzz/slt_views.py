@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import random
 import re
+import threading
 import time
 import uuid
 from collections import Counter
@@ -122,7 +123,12 @@ class Answer:
         return show_rows(self.rows) if self.rows is not None else self.status
 
 
+TIMEOUT = 60.0     # seconds; a statement still running then is cancelled (SQLSTATE 57014)
+
+
 def run(conn: psycopg.Connection, sql: str, params=None) -> Answer:
+    timer = threading.Timer(TIMEOUT, conn.cancel)
+    timer.start()
     try:
         cur = conn.execute(sql, params)
         if cur.description is None:
@@ -132,6 +138,8 @@ def run(conn: psycopg.Connection, sql: str, params=None) -> Answer:
     except psycopg.Error as e:
         state = e.sqlstate or ("57014" if isinstance(e, psycopg.errors.QueryCanceled) else "CONN")
         return Answer(sqlstate=state, message=str(e).splitlines()[0] if str(e) else type(e).__name__)
+    finally:
+        timer.cancel()
 
 
 def text_json(conn: psycopg.Connection) -> None:
@@ -332,6 +340,8 @@ def run_file(path: Path, ss: psycopg.Connection, pg: psycopg.Connection, seed: i
         if pending:
             _test_group(records, pending, apply, prefix, created, views_sql, ss, pg, changer,
                         rng, changes, rep, seed, strip, log)
+    except Stuck:
+        pass    # reported as a "timeout" difference; the server may not answer more
     finally:
         for c in (ss, pg):
             if c.info.transaction_status != pq.TransactionStatus.IDLE:
@@ -395,6 +405,12 @@ def _test_group(records, pending, apply, prefix, created, views_sql, ss, pg, cha
                     continue
                 got, want = run(ss, f"SELECT * FROM {view}"), run(pg, sql)
                 rep.comparisons += 1
+                if got.sqlstate == "57014" and want.ok:
+                    rep.differences.append(Difference(
+                        rep.path, r.line, r.sql, list(history), "timeout",
+                        f"no answer within {TIMEOUT:.0f} s (cancelled)", want.show(), seed))
+                    log("DIFFERENCE " + rep.differences[-1].report())
+                    raise Stuck(rep.differences[-1].report())
                 defs = " ".join([r.sql] + view_defs(r.sql, created, views_sql))
                 if _same(got, want, defs):
                     continue
@@ -469,6 +485,10 @@ def _pg_ambiguous(pg, sql: str, got: Answer, want: Answer, tables: list[str],
         if not _same(other, want, defs):
             verdict = "varies"
     return verdict
+
+
+class Stuck(Exception):
+    """Slipstream did not answer a view's SELECT in time: the rest of the file is not run."""
 
 
 def _same(got: Answer, want: Answer, sql: str) -> bool:
