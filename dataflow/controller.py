@@ -115,6 +115,11 @@ class ComputeController:
         self._fail_all_transient()
         self._writers.clear()
         await self._start_replica()
+        # The new replica gets the controller's state as it is now: every collection and dataflow,
+        # including those created while it started. Their commands in the backlog are therefore
+        # already covered and must not be sent again (a second CreateDataflow would emit its
+        # snapshot twice into the same sink).
+        covered: set[str] = set(self.collections) | set(self._dataflows)
         for id, (types, upper) in list(self.collections.items()):
             if id in self._dataflows and self._dataflows[id].command.sink in ("index", "persist"):
                 continue  # produced by a dataflow, which is re-created below
@@ -133,6 +138,8 @@ class ComputeController:
         self._restarting = False
         backlog, self._backlog = self._backlog, []
         for command in backlog:
+            if isinstance(command, (ImportCollection, CreateDataflow, DropDataflow)) and command.id in covered:
+                continue
             if isinstance(command, CreateDataflow):
                 # Issued during the restart: it reads the state the new replica imported, which
                 # holds every write applied before it was issued.

@@ -157,20 +157,21 @@ class Worker:
             # Workers read a shard once, into their traces: caching its parts would hold it twice.
             self._persist = PersistClient.open_local(self.data_dir, cache_bytes=0)
         from storage.persist.errors import ShardDropped
+        trace = CollectionTrace(command.types, command.upper)
         try:
             shard = self._persist.open_shard(command.id, command.types)
+            # Read exactly the updates before the commanded upper: writes after it reach this
+            # worker as AdvanceUpper commands, even if they are already in persist when this runs.
+            read_upper = min(shard.upper(), command.upper)
+            if read_upper > 0:
+                snap = shard.snapshot(read_upper - 1, partition=(self.index, self.count))
+                trace.append(snap, command.upper)
         except ShardDropped:
             # Dropped after the controller sent this command (CREATE then DROP in quick
-            # succession): its DropCollection follows; nothing will read it meanwhile.
+            # succession, even while this worker reads it): its DropCollection follows; nothing
+            # will read it meanwhile.
             log.info("collection %s was dropped before this worker imported it", command.id)
             return
-        trace = CollectionTrace(command.types, command.upper)
-        # Read exactly the updates before the commanded upper: writes after it reach this worker
-        # as AdvanceUpper commands, even if they are already in persist when this runs.
-        read_upper = min(shard.upper(), command.upper)
-        if read_upper > 0:
-            snap = shard.snapshot(read_upper - 1, partition=(self.index, self.count))
-            trace.append(snap, command.upper)
         trace.compacted_to = max(command.upper - 1, 0)
         self.collections[command.id] = trace
         self.clock_upper = max(self.clock_upper, command.upper)
