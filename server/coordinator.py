@@ -247,19 +247,23 @@ class Coordinator:
         self.compute.advance(timed, self.table_ids(), ts + 1)
         self.oracle.applied(ts)
         if timed and self.errors:
-            self._rebuild_errored(ts)
+            self._rebuild_errored(ts, list(timed))
         if sum(b.num_rows for b in timed.values()) >= RELEASE_MEMORY_AFTER_ROWS:
             # A bulk load leaves large temporaries in Arrow's allocator; give them back to the OS.
             pa.default_memory_pool().release_unused()
         return ts
 
-    def _rebuild_errored(self, as_of: int) -> None:
+    def _rebuild_errored(self, as_of: int, written: list[str]) -> None:
         """Views and indexes whose dataflow hit an evaluation error are rebuilt from the inputs as
-        of this write: an error belongs to the rows that raised it, so once they are gone the
-        view answers again (the old dataflow skipped the failing batch; its state cannot be
-        trusted). A rebuild that fails again keeps the view in error until the next write."""
-        log.info("rebuilding dataflows after evaluation errors: %s", sorted(self.errors))
-        for id in list(self.errors):
+        of this write, if it wrote one of their inputs (transitively): an error belongs to the
+        rows that raised it, so once they are gone the view answers again (the old dataflow
+        skipped the failing batch; its state cannot be trusted). A rebuild that fails again keeps
+        the view in error until the next write to its inputs."""
+        affected = set(drop_closure(self.catalog, written)) & set(self.errors)
+        if not affected:
+            return
+        log.info("rebuilding dataflows after evaluation errors: %s", sorted(affected))
+        for id in sorted(affected):
             self.errors.pop(id, None)
             try:
                 item = self.catalog.get(id)
