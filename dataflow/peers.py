@@ -6,7 +6,11 @@ inbox keyed by tag, so a sender never blocks on a peer that is busy sending to i
 
 `PeerNetwork.exchange(tag, parts)` sends parts[j] to worker j and returns the parts every worker
 sent to this one (its own included), in worker order. All workers call it with the same tags in
-the same order; the tag (dataflow id, step number, channel) keeps concurrent exchanges apart.
+the same order; the tag (dataflow key, step number, channel) keeps concurrent exchanges apart.
+
+A dataflow that fails on one worker (an engine bug) is aborted on all of them at once:
+`abort(key, message)` tells every peer, whose exchanges for that dataflow then raise
+`DataflowAborted` instead of waiting for parts that will never come.
 """
 
 from __future__ import annotations
@@ -23,6 +27,15 @@ from dataflow.batch import concat, partition
 from dataflow.transport import recv_frame, send_frame
 
 EXCHANGE_TIMEOUT_SECONDS = 120.0
+_ABORT = "abort"   # the tag of an abort notice: (_ABORT, dataflow key)
+
+
+class DataflowAborted(Exception):
+    """The dataflow failed on another worker of the replica."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 class PeerNetwork:
@@ -35,6 +48,7 @@ class PeerNetwork:
         self._inbox: dict[Any, dict[int, Any]] = defaultdict(dict)
         self._cond = threading.Condition()
         self._failed: BaseException | None = None
+        self._aborted: dict[Any, str] = {}   # dataflow key -> why it failed
 
     @staticmethod
     def listen(host: str = "0.0.0.0") -> socket.socket:
@@ -76,12 +90,41 @@ class PeerNetwork:
             while True:
                 tag, payload = recv_frame(conn)
                 with self._cond:
-                    self._inbox[tag][peer] = payload
+                    if tag[0] == _ABORT:
+                        self._mark_aborted(tag[1], payload)
+                    elif tag[0] not in self._aborted:   # (parts of an aborted dataflow: dropped)
+                        self._inbox[tag][peer] = payload
                     self._cond.notify_all()
         except BaseException as e:  # a dead peer fails every exchange waiting on it
             with self._cond:
                 self._failed = e
                 self._cond.notify_all()
+
+    def _mark_aborted(self, key: Any, message: str) -> None:
+        """Record that dataflow `key` failed; drop the parts already received for it. Holds _cond."""
+        self._aborted.setdefault(key, message)
+        for tag in [t for t in self._inbox if t[0] == key]:
+            del self._inbox[tag]
+
+    def abort(self, key: Any, message: str) -> None:
+        """Dataflow `key` failed here: fail it on every peer too."""
+        with self._cond:
+            self._mark_aborted(key, message)
+        for j, sock in self._out.items():
+            with self._out_locks[j]:
+                send_frame(sock, ((_ABORT, key), message))
+
+    def aborted(self, key: Any) -> str | None:
+        """Why dataflow `key` failed on some worker, or None."""
+        with self._cond:
+            return self._aborted.get(key)
+
+    def forget(self, key: Any) -> None:
+        """Dataflow `key` is gone on this worker: drop what is kept about it."""
+        with self._cond:
+            self._aborted.pop(key, None)
+            for tag in [t for t in self._inbox if t[0] == key]:
+                del self._inbox[tag]
 
     def exchange(self, tag: Any, parts: list[Any]) -> list[Any]:
         for j, sock in self._out.items():
@@ -90,6 +133,8 @@ class PeerNetwork:
         deadline = time.monotonic() + EXCHANGE_TIMEOUT_SECONDS
         with self._cond:
             while len(self._inbox.get(tag, ())) < self.count - 1:
+                if tag[0] in self._aborted:
+                    raise DataflowAborted(self._aborted[tag[0]])
                 if self._failed is not None:
                     raise ConnectionError(f"exchange peer failed: {self._failed!r}")
                 if time.monotonic() > deadline:
@@ -106,9 +151,12 @@ class DataflowExchange:
     """The engine's Exchange for one dataflow: shuffles by key hash over the peer network, tagging
     each exchange with (dataflow id, step number, channel)."""
 
-    def __init__(self, network: PeerNetwork | None, dataflow_id: str, index: int, count: int) -> None:
+    def __init__(self, network: PeerNetwork | None, dataflow_id: str, index: int, count: int,
+                 generation: int = 0) -> None:
         self._network = network
-        self._dataflow_id = dataflow_id
+        # A rebuilt dataflow reuses its id: the generation keeps its exchanges (and an abort of
+        # the old one) apart from the old one's.
+        self.key = (dataflow_id, generation)
         self.worker_index = index
         self.worker_count = count
         self.step_number = 0
@@ -117,5 +165,18 @@ class DataflowExchange:
         if self.worker_count == 1 or self._network is None:
             return batch
         parts = partition(batch, key, self.worker_count)
-        got = self._network.exchange((self._dataflow_id, self.step_number, channel), parts)
+        got = self._network.exchange((self.key, self.step_number, channel), parts)
         return concat(got)
+
+    def abort(self, message: str) -> None:
+        """This dataflow failed on this worker: fail it on the others too."""
+        if self._network is not None:
+            self._network.abort(self.key, message)
+
+    def aborted(self) -> str | None:
+        """Why this dataflow failed on another worker, if it did."""
+        return None if self._network is None else self._network.aborted(self.key)
+
+    def forget(self) -> None:
+        if self._network is not None:
+            self._network.forget(self.key)

@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate
 from dataflow.errors import SqlError, SqlState
-from dataflow.peers import DataflowExchange, PeerNetwork
+from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
 from dataflow.plan import Get, IndexLookup, Join, LetRec, Union_, children, collections_read, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
@@ -144,7 +144,9 @@ class Worker:
             self._create(command)
             self._step_all()
         elif isinstance(command, DropDataflow):
-            self.dataflows.pop(command.id, None)
+            running = self.dataflows.pop(command.id, None)
+            if running is not None:
+                running.exchange.forget()
         elif isinstance(command, DropCollection):
             self.collections.pop(command.id, None)
         else:
@@ -203,7 +205,7 @@ class Worker:
             # one's contents and error stand until then).
             trace = self.collections[command.id]
             trace.upper = min(trace.upper, as_of)
-        exchange = DataflowExchange(self.network, command.id, self.index, self.count)
+        exchange = DataflowExchange(self.network, command.id, self.index, self.count, command.generation)
         try:
             dataflow = Dataflow(command.plan, as_of, exchange)
         except SqlError as e:
@@ -241,6 +243,14 @@ class Worker:
             if id in running.pending:
                 running.pending[id].append(batch)
 
+    def _fail(self, running: RunningDataflow, error: SqlError) -> None:
+        """End a dataflow with `error`: its collection (if any) answers the error from now on."""
+        command = running.command
+        self.dataflows.pop(command.id, None)
+        if command.id in self.collections:
+            self.collections[command.id].error = error
+        self._report_failure(command, error)
+
     def _report_failure(self, command: CreateDataflow, error: SqlError) -> None:
         if command.sink == "peek":
             self.send(PeekResult(command.id, self.index, None, error))
@@ -269,6 +279,10 @@ class Worker:
         if command.until is not None:
             target = min(target, max(command.until, running.frontier))
         if target <= running.frontier:
+            return
+        peer_failure = running.exchange.aborted()
+        if peer_failure is not None:   # failed on another worker: fail here too, at once
+            self._fail(running, SqlError(SqlState.INTERNAL_ERROR, peer_failure))
             return
         inputs: dict[str, pa.Table] = {}
         for id, batches in running.pending.items():
@@ -301,13 +315,15 @@ class Worker:
             output = empty_batch(output_types(command.plan)) if idle else running.dataflow.step(inputs, target)
         except ConnectionError:
             raise  # a peer died: the whole replica restarts
+        except DataflowAborted as e:  # it failed on another worker, which told every worker
+            self._fail(running, SqlError(SqlState.INTERNAL_ERROR, e.message))
+            return
         except Exception as e:  # an engine bug: fail this dataflow, keep the replica serving others
             log.exception("worker %d: dataflow %s failed", self.index, command.id)
-            self.dataflows.pop(command.id, None)
             error = SqlError(SqlState.INTERNAL_ERROR, f"internal error in dataflow {command.id}: {type(e).__name__}: {e}")
-            if command.id in self.collections:
-                self.collections[command.id].error = error
-            self._report_failure(command, error)
+            # Its peers may be waiting for this worker's part of an exchange: fail it there too.
+            running.exchange.abort(error.message)
+            self._fail(running, error)
             return
         errors.extend(running.dataflow.errors[seen:])
         if sum(b.num_rows for b in inputs.values()) >= RELEASE_MEMORY_AFTER_ROWS:

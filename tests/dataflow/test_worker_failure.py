@@ -1,0 +1,87 @@
+"""A dataflow that fails on one worker fails on every worker of the replica at once.
+
+Two real workers joined by the real peer network (TCP on loopback), each serving its commands in
+its own thread. Worker 0's dataflow raises in the middle of a step (an engine bug stands in for
+it: correct code raises none), while worker 1 waits in that step's exchange for worker 0's part.
+Before, worker 1 waited out the exchange timeout (two minutes) and readers with it; now worker 0
+tells its peers and both report the failure at once, while the replica keeps serving other
+dataflows.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from dataflow.errors import SqlState
+from dataflow.expr import AggregateExpr
+from dataflow.peers import PeerNetwork
+from dataflow.plan import Constant, Reduce
+from dataflow.protocol import AdvanceUpper, CreateDataflow, DataflowOutput
+from dataflow.types import INT8
+from dataflow.worker import Worker
+
+COUNT = Reduce(Constant(((1,), (2,), (3,)), (INT8,)), (0,), (AggregateExpr("count_star", None, INT8),))
+
+
+def _replica(tmp_path: Path, count: int = 2) -> tuple[list[Worker], list[list[object]]]:
+    listeners = [PeerNetwork.listen("127.0.0.1") for _ in range(count)]
+    addresses = [("127.0.0.1", s.getsockname()[1]) for s in listeners]
+    networks = [PeerNetwork(i, count, listeners[i]) for i in range(count)]
+    joins = [threading.Thread(target=n.connect, args=(addresses,)) for n in networks]
+    for t in joins:
+        t.start()
+    for t in joins:
+        t.join(30)
+    sent: list[list[object]] = [[] for _ in range(count)]
+    workers = [Worker(i, count, tmp_path, networks[i], sent[i].append) for i in range(count)]
+    return workers, sent
+
+
+def _on_all(workers: list[Worker], command: object, timeout: float = 30.0) -> None:
+    threads = [threading.Thread(target=w.handle, args=(command,), daemon=True) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+        assert not t.is_alive(), "a worker is still waiting (for a peer that failed)"
+
+
+def _outputs(sent: list[object], id: str) -> list[DataflowOutput]:
+    return [m for m in sent if isinstance(m, DataflowOutput) and m.id == id]
+
+
+def test_a_dataflow_failing_on_one_worker_fails_on_all_at_once(tmp_path):
+    workers, sent = _replica(tmp_path)
+    _on_all(workers, CreateDataflow("u1", COUNT, 0, "index"))
+    _on_all(workers, CreateDataflow("u2", COUNT, 0, "index"))
+
+    def engine_bug(inputs, upper):
+        raise RuntimeError("injected")
+
+    workers[0].dataflows["u1"].dataflow.step = engine_bug
+    _on_all(workers, AdvanceUpper({}, (), 1))
+    for w in range(2):
+        failures = [o for o in _outputs(sent[w], "u1") if o.errors]
+        assert [e.sqlstate for o in failures for e in o.errors] == [SqlState.INTERNAL_ERROR], w
+        assert "u1" not in workers[w].dataflows
+        trace = workers[w].collections.get("u1")   # (none yet: it failed in its first step)
+        assert trace is None or trace.error is not None
+    # The other dataflow kept running on both workers, and goes on stepping.
+    parts = [workers[w].collections["u2"].contents_from(1) for w in range(2)]
+    counted = sorted(r for p in parts for r in zip(*(c.to_pylist() for c in p.columns[:2])))
+    assert counted == [(1, 1), (2, 1), (3, 1)]
+    _on_all(workers, AdvanceUpper({}, (), 2))
+    assert all("u2" in w.dataflows for w in workers)
+
+
+def test_a_peer_failure_reaches_a_worker_that_has_not_stepped_yet(tmp_path):
+    """The abort notice may arrive before the dataflow's next step (or before it is even created
+    there): the worker fails it when it comes to it, without waiting in an exchange."""
+    workers, sent = _replica(tmp_path)
+    _on_all(workers, CreateDataflow("u3", COUNT, 0, "index"))
+    workers[0].dataflows["u3"].exchange.abort("internal error in dataflow u3: injected")
+    workers[0].dataflows.pop("u3")
+    workers[1].handle(AdvanceUpper({}, (), 1))   # worker 1 alone: it must not wait for worker 0
+    failures = [o for o in _outputs(sent[1], "u3") if o.errors]
+    assert [e.message for o in failures for e in o.errors] == ["internal error in dataflow u3: injected"]
