@@ -28,7 +28,7 @@ _PATTERNS = sorted([
     "HH24", "HH12", "HH", "MI", "SS", "MS", "US", "AM", "PM", "am", "pm", "A.M.", "P.M.", "a.m.", "p.m.",
     "YYYY", "YYY", "YY", "Y", "IYYY", "MM", "MONTH", "Month", "month", "MON", "Mon", "mon",
     "DAY", "Day", "day", "DY", "Dy", "dy", "DDD", "DD", "D", "ID", "IW", "WW", "Q", "J", "TZ", "tz", "OF",
-    "W", "CC", "Y,YYY", "SSSS", "SSSSS",
+    "W", "CC", "Y,YYY", "SSSS", "SSSSS", "AD", "BC", "ad", "bc", "A.D.", "B.C.", "a.d.", "b.c.",
 ], key=len, reverse=True)
 
 
@@ -118,6 +118,10 @@ def to_char(v: dt.datetime | dt.date, fmt: str) -> str:
             text = _case("PM" if v.hour >= 12 else "AM", p)
         elif up in ("A.M.", "P.M."):
             text = _case("P.M." if v.hour >= 12 else "A.M.", p)
+        elif up in ("AD", "BC"):   # the era (Python's dates have no BC years)
+            text = _case("AD", p)
+        elif up in ("A.D.", "B.C."):
+            text = _case("A.D.", p)
         elif up == "YYYY":
             num, width = v.year, 4
         elif up == "YYY":
@@ -242,6 +246,15 @@ def parse(text: str, fmt: str) -> dt.datetime:
             if not m:
                 raise _bad(s[pos:pos + 4], fmt, p)
             pm = m.group(0).lower().startswith("p")
+            pos += m.end()
+            continue
+        if up in ("AD", "BC", "A.D.", "B.C."):
+            m = re.match(r"(?i)(a\.?d\.?|b\.?c\.?)", s[pos:])
+            if not m:
+                raise _bad(s[pos:pos + 4], fmt, p)
+            if m.group(0).lower().startswith("b"):
+                from dataflow.errors import unsupported
+                raise unsupported("dates before the year 1 (BC)")
             pos += m.end()
             continue
         width = {"YYYY": 4, "IYYY": 4, "YYY": 3, "YY": 2, "Y": 1, "MM": 2, "DD": 2, "DDD": 3, "HH24": 2,

@@ -622,10 +622,10 @@ def _at_time_zone(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 def _to_char(vals: list[pa.Array], expr: Call) -> pa.Array:
     """to_char(timestamp, template): per distinct (value, template) in Python (no vectorised
-    form of PostgreSQL's templates)."""
+    form of PostgreSQL's templates). An empty template gives NULL, as in PostgreSQL."""
     from dataflow.pg_format import strftime_format, to_char
     fmts = pc.unique(_arr(vals[1])).drop_null()
-    if len(fmts) == 1:
+    if len(fmts) == 1 and fmts[0].as_py() != "":
         code = strftime_format(fmts[0].as_py())
         if code is not None:  # the common case: one template Arrow can apply to the column
             ts = _arr(vals[0])
@@ -635,7 +635,7 @@ def _to_char(vals: list[pa.Array], expr: Call) -> pa.Array:
     cache: dict = {}
     out = []
     for v, f in zip(_arr(vals[0]).to_pylist(), _arr(vals[1]).to_pylist()):
-        if v is None or f is None:
+        if v is None or not f:
             out.append(None)
             continue
         key = (v, f)

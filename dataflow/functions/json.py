@@ -7,6 +7,7 @@ document is measured in bench/). Values are the canonical text of `dataflow.json
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -16,6 +17,7 @@ import pyarrow.compute as pc
 from dataflow import json_text, jsonb
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call, Literal
+from dataflow.pg_text import float4_text
 from dataflow.types import TypeKind
 
 
@@ -157,7 +159,10 @@ def _element_json(t) -> Callable[[str], Any]:
     """An array element's text as the JSON value to_jsonb makes of a value of type t."""
     if t.is_integer or t.kind is TypeKind.NUMERIC:
         return Decimal
-    if t.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+    if t.kind is TypeKind.FLOAT4:
+        return lambda x: jsonb.from_sql(float(x)) if x.lower() in ("nan", "infinity", "-infinity") \
+            else Decimal(float4_text(float(x)))
+    if t.kind is TypeKind.FLOAT8:
         return lambda x: jsonb.from_sql(float(x))
     if t.kind is TypeKind.BOOL:
         return lambda x: x == "t"
@@ -188,6 +193,11 @@ def _sql_values(vals: list[pa.Array], expr: Call) -> list[list[Any]]:
             from dataflow.arrays import split
             conv = _element_json(arg.type.element)
             cols.append([None if v is None else [None if x is None else conv(x) for x in split(v)]
+                         for v in py])
+        elif kind is TypeKind.FLOAT4:
+            # real is single precision: its shortest digits (3.3), not those of the double the
+            # column holds it as (3.299999952316284)
+            cols.append([jsonb.from_sql(v) if v is None or not math.isfinite(v) else Decimal(float4_text(v))
                          for v in py])
         elif kind is TypeKind.NUMERIC and arg.type.scale is None:
             # computed numerics carry the storage's 16 digits: printed without them

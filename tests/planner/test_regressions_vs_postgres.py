@@ -126,6 +126,15 @@ QUERIES = [
     "SELECT (-2147483648)::int / -1", "SELECT 1 = 1.0, 1 < 1.5, 2::bigint = 2.0::float8",
     "SELECT sum(DISTINCT j), avg(DISTINCT j) FROM t", "SELECT * FROM t t1 JOIN t t2 USING (i)",
     "SELECT t1.i, count(t2.i), sum(t2.j), avg(t2.j) FROM t t1 LEFT JOIN t t2 ON t1.i = t2.j GROUP BY t1.i",
+    # Found by the fuzzer: real in jsonb is single precision (3.3, not 3.299999952316284), and
+    # to_char with an empty template is NULL.
+    "SELECT jsonb_build_array(3.3::real, 1e20::real, 'nan'::real, 1e-7::real, '-0'::real)::text",
+    "SELECT to_jsonb(3.3::real)::text, to_jsonb(ARRAY[3.3::real, NULL])::text",
+    "SELECT jsonb_agg(r ORDER BY r)::text, jsonb_build_object('a', r)::text FROM t GROUP BY r",
+    "SELECT to_char(TIMESTAMP '2020-01-01 00:00:00', '') IS NULL, to_char(TIMESTAMP '2020-01-01', s) FROM t",
+    "SELECT (to_char(TIMESTAMP '2020-01-01 00:00:00', '') NOT ILIKE 'abc') AS x0 FROM t",
+    "SELECT to_char(ts, 'Abc BC b.c. A.D. ad YYYY'), to_char(dt, 'FMDD bc') FROM t",
+    "SELECT to_timestamp('2020 AD 05', 'YYYY AD MM')::text, to_date('2020 a.d.', 'YYYY B.C.')",
 ]
 ORDERED = [
     "SELECT f FROM t ORDER BY f", "SELECT f FROM t ORDER BY f DESC", "SELECT s FROM t ORDER BY s LIMIT 2 OFFSET 1",
