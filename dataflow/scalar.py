@@ -758,6 +758,17 @@ def _extreme(largest: bool) -> Callable:
             if largest:
                 return pc.if_else(any_nan, pa.scalar(float("nan"), plain.type), plain)
             return pc.if_else(pc.and_(any_nan, plain.is_null()), pa.scalar(float("nan"), plain.type), plain)
+        if expr.type.arrow == interval.ARROW:
+            # By span, as intervals compare ('1 mon' = '30 days'); the first of equals wins.
+            best = _arr(vs[0])
+            for v in vs[1:]:
+                v = _arr(v)
+                kb, kv = interval.span_key(best), interval.span_key(v)
+                better = (kv > kb) if largest else (kv < kb)
+                take = pc.or_kleene(pc.and_(best.is_null(), v.is_valid()),
+                                    pc.and_(v.is_valid(), pa.array(better)))
+                best = pc.if_else(take, v, best)
+            return best
         try:
             return f(*vs, skip_nulls=True)
         except (pa.ArrowNotImplementedError, pa.ArrowInvalid):

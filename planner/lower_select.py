@@ -1250,9 +1250,16 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
         (_, _), t = coerce_all([Literal(None, lt), Literal(None, rt)], ctx, op)
         types.append(TEXT if t.kind is TypeKind.UNKNOWN else t)
     types = tuple(types)
+    distinct = node.args.get("distinct", True) is not False
+    if distinct or op != "UNION":
+        for k, (lc, rc, t) in enumerate(zip(left.columns, right.columns, types)):
+            if t.kind is TypeKind.BPCHAR and not _padding_agrees(node, k, lc.type, rc.type, l_untyped, r_untyped):
+                # PostgreSQL compares character values without their trailing blanks, and each
+                # keeps its own padding: 'a ' (character(2)) and 'a  ' (character(3)) are one
+                # value. Values here compare with their padding.
+                raise unsupported(f"{op} comparing character values of different lengths")
     l = _cast_columns(left, types, ctx, l_untyped)
     r = _cast_columns(right, types, ctx, r_untyped)
-    distinct = node.args.get("distinct", True) is not False
     if op == "UNION":
         plan: Plan = Union_((l, r))
         if distinct:
@@ -1268,6 +1275,32 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
             l, r = Distinct(l), Distinct(r)
         plan = Union_((l, Negate(Threshold(Union_((l, Negate(r)))))))
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
+
+
+def _padding_agrees(node: exp.SetOperation, k: int, lt: SqlType, rt: SqlType,
+                    l_untyped: set[int], r_untyped: set[int]) -> bool:
+    """Whether column k of a set operation over character values compares here as in
+    PostgreSQL (which ignores trailing blanks): both sides character(n) of one n, or an untyped
+    literal (or NULL) that no padded value can equal unless it is that value exactly (no
+    trailing blanks, at least n long)."""
+    if k not in l_untyped and k not in r_untyped:
+        return lt == rt
+    if k in l_untyped and k in r_untyped:
+        return True
+    branch, typed = (node.this, rt) if k in l_untyped else (node.expression, lt)
+    e = _select_of(branch).expressions[k]
+    e = e.this if isinstance(e, exp.Alias) else e
+    if isinstance(e, exp.Null):
+        return True
+    value = e.this if isinstance(e, exp.Literal) else None
+    return typed.kind is TypeKind.BPCHAR and typed.precision is not None and isinstance(value, str) \
+        and not value.endswith(" ") and len(value) >= typed.precision
+
+
+def _select_of(node: exp.Expression) -> exp.Select:
+    while isinstance(node, exp.Subquery):
+        node = node.this
+    return node
 
 
 def _zero_floats(plan: Plan, types: tuple[SqlType, ...]) -> Plan:
