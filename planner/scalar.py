@@ -102,7 +102,13 @@ def coerce(e: ScalarExpr, t: SqlType, ctx: PlanContext, mode: str = "implicit",
             raise SqlError("42846", f"cannot cast type {e.type.name} to {t.name}")
         raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {e.type.name} to {t.name}")
     if isinstance(e, Literal) and ctx.fold_constants:
-        return Literal(cast_value(e.value, e.type, t), t)
+        try:
+            return Literal(cast_value(e.value, e.type, t), t)
+        except SqlError as err:
+            # Folded by PostgreSQL's planner, not read by its parser (unlike a literal's own
+            # input, just above): it fails the statement only if the pruned plan still reads it.
+            from planner.rules.fold_constants import deferred_error
+            return deferred_error(err, Cast(e, t))
     return Cast(e, t)
 
 

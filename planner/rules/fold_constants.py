@@ -32,6 +32,21 @@ DEFERRED_ERROR = "deferred_error"
 
 # Not constant even with constant arguments.
 _VOLATILE = frozenset({"mz_now", DEFERRED_ERROR}) | VOLATILE_KERNELS
+
+# PostgreSQL's STABLE functions (pg_proc.provolatile 's') among our kernels: its planner does not
+# fold them, so with constant arguments they still run per row, and an error they raise (or
+# that a function of their result raises) appears only if a row reaches them:
+# `SELECT jsonb_array_length(jsonb_build_object('a', 1)) FROM empty_table` answers no rows.
+_STABLE = frozenset({"to_char", "to_timestamp_fmt", "to_date_fmt", "to_jsonb", "to_json",
+                     "jsonb_build_object", "jsonb_build_array", "json_build_object", "json_build_array",
+                     "format", "concat", "concat_ws", "array_to_string"})
+# ... and those that are STABLE only for a timestamptz argument (the session's time zone).
+_STABLE_WITH_TIMESTAMPTZ = frozenset({"date_trunc", "extract", "date_part"})
+
+
+def _stable(e: Call) -> bool:
+    return e.func in _STABLE or (e.func in _STABLE_WITH_TIMESTAMPTZ and
+                                 any(a.type.kind is TypeKind.TIMESTAMPTZ for a in e.args))
 _ONE_ROW = pa.table({"_": pa.array([0], pa.int8())})
 
 
@@ -45,6 +60,9 @@ def fold_constant(e: ScalarExpr) -> ScalarExpr:
     if isinstance(e, If) and _constant(e.cond):
         return e.then if e.cond.value is True else e.els
     if isinstance(e, Call) and e.func not in _VOLATILE and e.args and all(_constant(a) for a in e.args):
+        if _stable(e):
+            strict_null = e.func in STRICT_KERNELS and any(a.value is None for a in e.args)
+            return Literal(None, e.type) if strict_null else e
         folded = _evaluate(e)
         if isinstance(folded, Call) and folded.func == DEFERRED_ERROR and e.func in STRICT_KERNELS and \
                 any(a.value is None for a in e.args):
