@@ -11,8 +11,8 @@ would ever reach it (an empty table, `LIMIT 0`), exactly when PostgreSQL's plann
     Call('mz_now', (), INT8)                                       -> unchanged (not constant)
 
 A constant that fails is not raised at once: it becomes a *deferred error* (`deferred_error`),
-raised when the finished plan still holds it after column pruning (`planner.rules.
-deferred_errors`). PostgreSQL removes the columns of a derived table or CTE nobody reads before
+raised when the finished plan still holds it after column pruning, outside any subquery
+PostgreSQL would never plan (`raise_deferred_planned`). PostgreSQL removes the columns of a derived table or CTE nobody reads before
 it folds constants, so `SELECT a FROM (SELECT a, 1 / 0 AS x FROM t) s` answers there:
 
     Call('div', (Literal(1, INT4), Literal(0, INT4)), INT4)
@@ -116,3 +116,38 @@ def raise_deferred(node) -> None:
             todo.extend(n.values())
         elif dataclasses.is_dataclass(n) and not isinstance(n, type):
             todo.extend(reversed([getattr(n, f.name) for f in dataclasses.fields(n)]))
+
+
+def raise_deferred_planned(plan) -> None:
+    """Raise the first deferred error in a relational plan that PostgreSQL's planner would
+    fold, which is every one except those inside a subquery it never plans: one it cannot pull
+    up into its parent (DISTINCT, GROUP BY or aggregates, LIMIT, window functions) under a
+    condition that is constantly false or NULL. PostgreSQL proves that relation empty before
+    planning it, so `SELECT 1 FROM (SELECT DISTINCT decode('0', 'hex') FROM t) s WHERE false`
+    answers no rows, while `SELECT 1 / 0 FROM t WHERE false` fails."""
+    import dataclasses
+
+    from dataflow.plan import Distinct, Filter, LetRec, Reduce, TopK, Window, children
+
+    barriers = (Distinct, Reduce, TopK, Window)
+    seen: set[tuple[int, bool]] = set()
+    todo = [(plan, False)]
+    while todo:
+        node, under_false = todo.pop()
+        if (id(node), under_false) in seen:
+            continue
+        seen.add((id(node), under_false))
+        if under_false and isinstance(node, barriers):
+            continue    # a subquery PostgreSQL does not plan
+        if isinstance(node, LetRec):
+            raise_deferred(node)
+            continue
+        kids = children(node)
+        for f in dataclasses.fields(node):
+            v = getattr(node, f.name)
+            if any(v is k for k in kids) or (isinstance(v, tuple) and v and all(any(x is k for k in kids) for x in v)):
+                continue
+            raise_deferred(v)
+        never = isinstance(node, Filter) and any(
+            isinstance(p, Literal) and p.value is not True for p in node.predicates)
+        todo.extend((k, under_false or never) for k in reversed(kids))

@@ -6,7 +6,8 @@ an empty Constant, so nothing under it is evaluated. PostgreSQL's executor does 
 `One-Time Filter: false` never runs its subtree), so an expression that would fail on a row
 there fails neither here nor there, and a BI tool's `SELECT * FROM (query) q LIMIT 0` (asked
 for the column types only) costs nothing. Failing constants under such a part were raised
-before this rule runs (`planner.rules.fold_constants`), as PostgreSQL raises them at plan time.
+before this rule runs (`planner.rules.fold_constants.raise_deferred_planned`), as PostgreSQL
+raises them at plan time, except inside a subquery it never plans.
 
     Filter(Reduce(Get(t), (0,), (sum(#1),)), (Literal(False),))    -> Constant((), types)
     Union_((Get(t), Filter(Get(u), (Literal(None),))))              -> Union_((Get(t),))

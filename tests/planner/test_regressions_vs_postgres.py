@@ -145,6 +145,12 @@ QUERIES = [
     "SELECT false FROM (SELECT (CAST('-Infinity' AS double precision))::int2 AS x1 FROM e0) AS s4",
     "SELECT (CAST('-Infinity' AS double precision))::int2 FROM e0",
     "SELECT to_char(TIMESTAMPTZ '2020-01-01 00:00:00+00', 'YYYY'), date_trunc('day', TIMESTAMPTZ '2020-01-01 05:00+00')",
+    # A subquery PostgreSQL cannot pull up, under a constantly false condition, is never planned.
+    "SELECT false FROM (SELECT DISTINCT decode('0', 'hex') AS x1 FROM e0) AS s4 WHERE (CAST(NULL AS numeric) < 0.1)",
+    "SELECT 1 / 0 FROM t WHERE false", "SELECT x FROM (SELECT 1 / 0 AS x FROM t) s WHERE false",
+    "SELECT x FROM (SELECT DISTINCT 1 / 0 AS x FROM t) s WHERE false",
+    "SELECT x FROM (SELECT 1 / 0 AS x, count(*) FROM t GROUP BY 1) s WHERE NULL",
+    "SELECT x FROM (SELECT 1 / 0 AS x FROM t LIMIT 1) s WHERE 1 > 2",
     # greatest/least of intervals go by span (was: by months first)
     "SELECT greatest(make_interval(-1, 0, 100, -3), '1 day 2 hours'::interval)::text, "
     "least(make_interval(-1, 0, 100, -3), '1 day 2 hours'::interval, NULL)::text, "
