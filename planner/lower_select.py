@@ -1124,7 +1124,9 @@ def _with_ties_rows(result: QueryResult, order_by: tuple, limit: int | None, off
                     keys: int) -> QueryResult:
     """FETCH FIRST n ROWS WITH TIES: the first n rows and every row that ties with the last of
     them, i.e. the rows with fewer than n rows strictly before them: rank() <= n (per
-    correlation key, inside a correlated subquery).
+    correlation key, inside a correlated subquery). After OFFSET m: the rows at positions after
+    m (row_number() > m) with rank() <= m + n; which of several rows tied across position m
+    OFFSET skips is PostgreSQL's sort order's choice, here the engine's (one of its answers).
 
         SELECT a FROM t ORDER BY a DESC FETCH FIRST 2 ROWS WITH TIES      (a: 1, 2, 2, 3)
         -> Project(Filter(Window(t, (), ((0, desc),), (rank,)), (#1 <= 2,)), (0,))   -> 3, 2, 2
@@ -1133,14 +1135,14 @@ def _with_ties_rows(result: QueryResult, order_by: tuple, limit: int | None, off
         raise SqlError(SqlState.SYNTAX_ERROR, "WITH TIES cannot be specified without ORDER BY clause")
     if limit is None:
         raise SqlError("2201W", "row count cannot be null in FETCH FIRST ... WITH TIES clause")
-    if offset:
-        # Which of several tied rows OFFSET skips is not determined by the query.
-        raise unsupported("FETCH FIRST ... WITH TIES after OFFSET")
     width = len(output_types(result.plan))
     partition = tuple(range(n_visible, n_visible + keys))  # the correlation keys follow the visible columns
-    ranked = Window(result.plan, partition, order_by, (WindowFunc("rank", (), INT8),))
-    kept = Filter(ranked, (Call("lte", (ColumnRef(width, INT8), Literal(limit, INT8)), BOOL),))
-    return replace(result, plan=Project(kept, tuple(range(width))))
+    funcs = (WindowFunc("rank", (), INT8),) + ((WindowFunc("row_number", (), INT8),) if offset else ())
+    ranked = Window(result.plan, partition, order_by, funcs)
+    preds = (Call("lte", (ColumnRef(width, INT8), Literal(limit + offset, INT8)), BOOL),)
+    if offset:
+        preds += (Call("gt", (ColumnRef(width + 1, INT8), Literal(offset, INT8)), BOOL),)
+    return replace(result, plan=Project(Filter(ranked, preds), tuple(range(width))))
 
 
 def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expression,
@@ -1157,7 +1159,7 @@ def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expr
     visible = result.columns[:n_visible]
     keys = result.keys  # correlation keys follow the visible columns: kept, and TopK ranks per key
     if _with_ties(node):
-        result, limit = _with_ties_rows(result, order_by, limit, offset, n_visible, keys), None
+        result, limit, offset = _with_ties_rows(result, order_by, limit, offset, n_visible, keys), None, 0
     if top:
         project = tuple(range(n_visible + keys)) if hidden else None
         return QueryResult(result.plan, visible, Finishing(order_by, limit, offset, project), keys)

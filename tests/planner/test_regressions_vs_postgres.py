@@ -160,6 +160,12 @@ QUERIES = [
     "(VALUES ('30 days'::interval), ('1 day')) b(y) ON x = y",
     "SELECT x::text FROM (VALUES ('1 mon'::interval), ('1 year')) a(x) WHERE NOT EXISTS "
     "(SELECT 1 FROM (VALUES ('360 days'::interval)) b(y) WHERE y = x)",
+    # FETCH FIRST ... WITH TIES after OFFSET (was refused)
+    "SELECT a FROM (VALUES (1),(2),(2),(3),(3),(4)) v(a) ORDER BY a OFFSET 1 FETCH FIRST 2 ROWS WITH TIES",
+    "SELECT a FROM (VALUES (1),(2),(2),(3),(3),(4)) v(a) ORDER BY a DESC OFFSET 3 ROWS FETCH FIRST 1 ROW WITH TIES",
+    "SELECT a FROM (VALUES (1),(2),(2),(3)) v(a) ORDER BY a OFFSET 9 FETCH FIRST 1 ROW WITH TIES",
+    "SELECT i, (SELECT count(*) FROM (SELECT j FROM t t2 WHERE t2.i <> t.i ORDER BY j OFFSET 1 "
+    "FETCH FIRST 1 ROW WITH TIES) s) FROM t",
     # greatest/least of intervals go by span (was: by months first)
     "SELECT greatest(make_interval(-1, 0, 100, -3), '1 day 2 hours'::interval)::text, "
     "least(make_interval(-1, 0, 100, -3), '1 day 2 hours'::interval, NULL)::text, "
