@@ -19,7 +19,7 @@ from sqlglot import exp
 from catalog.items import CatalogItem, ItemKind
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
-from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project,
+from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project, Reduce,
                            Threshold, TopK, Union_, Window, WindowFunc, output_types)
 from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
 from planner import recursive
@@ -1235,16 +1235,24 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
     right = plan_query(node.expression, ctx, top=False)
     if len(left.columns) != len(right.columns):
         raise SqlError(SqlState.SYNTAX_ERROR, f"each {op} query must have the same number of columns")
+    # A bare NULL or string literal in a branch's select list takes its type from the other
+    # branch (`SELECT i FROM t UNION ALL SELECT NULL`), as in PostgreSQL.
+    l_untyped, r_untyped = _untyped_outputs(node.this), _untyped_outputs(node.expression)
+    flattened = node.args.get("distinct", True) is False and op == "UNION" and all(
+        lc.type == rc.type or k in l_untyped or k in r_untyped
+        for k, (lc, rc) in enumerate(zip(left.columns, right.columns)))
     for branch in (left, right):
         # PostgreSQL keeps every column of a set operation's branch, read or not: a failing
-        # constant among them fails the statement (`planner.rules.fold_constants`).
+        # constant among them fails the statement (`planner.rules.fold_constants`). Except in a
+        # UNION ALL whose branches have the result's types: it becomes one "append" relation,
+        # and of a branch that stays a subquery there (GROUP BY, DISTINCT, LIMIT, ...) it drops
+        # the unread columns, as it does a derived table's.
+        if flattened and _stays_subquery(branch.plan):
+            continue
         try:
             raise_deferred(branch.plan)
         except SqlError:
             raise_deferred(prune_columns(branch.plan))  # (not one in a column pruned inside it)
-    # A bare NULL or string literal in a branch's select list takes its type from the other
-    # branch (`SELECT i FROM t UNION ALL SELECT NULL`), as in PostgreSQL.
-    l_untyped, r_untyped = _untyped_outputs(node.this), _untyped_outputs(node.expression)
     types = []
     for k, (lc, rc) in enumerate(zip(left.columns, right.columns)):
         lt = UNKNOWN if k in l_untyped else lc.type
@@ -1277,6 +1285,16 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
             l, r = Distinct(l), Distinct(r)
         plan = Union_((l, Negate(Threshold(Union_((l, Negate(r)))))))
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
+
+
+def _stays_subquery(plan: Plan) -> bool:
+    """Whether a query's plan is one PostgreSQL cannot pull up into its parent: its select list
+    (and HAVING) sit on an aggregate, DISTINCT, LIMIT or window."""
+    while isinstance(plan, (Map, Filter, Project, Negate)):
+        plan = plan.input
+    if isinstance(plan, Union_):   # (a global aggregate: its rows and the row for no input)
+        return any(_stays_subquery(p) for p in plan.inputs)
+    return isinstance(plan, (Reduce, Distinct, TopK, Window, Threshold))
 
 
 def _padding_agrees(node: exp.SetOperation, k: int, lt: SqlType, rt: SqlType,

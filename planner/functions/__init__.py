@@ -57,6 +57,9 @@ def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> S
 
 VOLATILE_KERNELS = frozenset(o.kernel for sigs in FUNCTIONS.values() for o in sigs
                              if o.volatile and o.kernel is not None)
+# Kernels whose value depends on when the statement runs (now(), current_timestamp, ...).
+WALL_CLOCK_KERNELS = frozenset(o.kernel for sigs in FUNCTIONS.values() for o in sigs
+                               if o.wall_clock and o.kernel is not None)
 
 # PostgreSQL's functions that are not STRICT (pg_proc.proisstrict false) among those we have:
 # they are called with NULL arguments; every other one answers NULL for a NULL argument

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dataflow.plan import Constant, Plan, output_types
+from planner.rules.constant_filters import evaluate_constant_filters
 from planner.rules.fold_constants import raise_deferred, raise_deferred_planned
 from planner.rules.numeric_literals import check_numeric_literals
 from planner.rules.prune_columns import prune_columns
@@ -22,7 +23,7 @@ from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeleteP
 def optimize(plan: Plan) -> Plan:
     """Every rule, in order, over one relational plan. The output columns never change. A
     failing constant the pruned plan still reads is raised (`fold_constants`)."""
-    plan = prune_columns(plan)
+    plan = evaluate_constant_filters(prune_columns(plan))
     raise_deferred_planned(plan)
     return prune_empty(plan)
 

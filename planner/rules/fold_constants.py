@@ -39,9 +39,17 @@ _VOLATILE = frozenset({"mz_now", DEFERRED_ERROR}) | VOLATILE_KERNELS
 # `SELECT jsonb_array_length(jsonb_build_object('a', 1)) FROM empty_table` answers no rows.
 _STABLE = frozenset({"to_char", "to_timestamp_fmt", "to_date_fmt", "to_jsonb", "to_json",
                      "jsonb_build_object", "jsonb_build_array", "json_build_object", "json_build_array",
-                     "format", "concat", "concat_ws", "array_to_string"})
+                     "format", "concat_any", "concat_ws", "array_to_string"})
 # ... and those that are STABLE only for a timestamptz argument (the session's time zone).
 _STABLE_WITH_TIMESTAMPTZ = frozenset({"date_trunc", "extract", "date_part"})
+
+
+# Operators (all STRICT in PostgreSQL): with a NULL constant operand the result is NULL, whatever
+# the other operand, and PostgreSQL's planner folds it so without evaluating that operand:
+# `WHERE 1.5 / c < NULL` is never true and never divides.
+_STRICT_OPERATORS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "sub", "mul", "div",
+                               "mod", "neg", "concat", "like", "ilike", "not_like", "not_ilike",
+                               "regex_match"})
 
 
 def _stable(e: Call) -> bool:
@@ -59,6 +67,9 @@ def fold_constant(e: ScalarExpr) -> ScalarExpr:
     first by the caller, bottom-up)."""
     if isinstance(e, If) and _constant(e.cond):
         return e.then if e.cond.value is True else e.els
+    if isinstance(e, Call) and (e.func in _STRICT_OPERATORS or e.func in STRICT_KERNELS) and \
+            any(_constant(a) and a.value is None for a in e.args):
+        return Literal(None, e.type)
     if isinstance(e, Call) and e.func not in _VOLATILE and e.args and all(_constant(a) for a in e.args):
         if _stable(e):
             strict_null = e.func in STRICT_KERNELS and any(a.value is None for a in e.args)
@@ -72,6 +83,11 @@ def fold_constant(e: ScalarExpr) -> ScalarExpr:
     if isinstance(e, Cast) and _constant(e.arg):
         return _evaluate(e)
     return e
+
+
+def evaluate(e: ScalarExpr) -> ScalarExpr:
+    """`e` (which reads no column) evaluated now: its value, or a deferred error."""
+    return _evaluate(e)
 
 
 def _evaluate(e: ScalarExpr) -> ScalarExpr:
@@ -127,9 +143,16 @@ def raise_deferred_planned(plan) -> None:
     answers no rows, while `SELECT 1 / 0 FROM t WHERE false` fails."""
     import dataclasses
 
-    from dataflow.plan import Distinct, Filter, LetRec, Reduce, TopK, Window, children
+    from dataflow.plan import Distinct, Filter, FlatMap, LetRec, Map, Project, Reduce, Threshold, TopK, Window, children
 
-    barriers = (Distinct, Reduce, TopK, Window)
+    barriers = (Distinct, Reduce, TopK, Window, Threshold)
+
+    def in_subquery(node) -> bool:
+        # A barrier, or row-wise nodes over one (that subquery's select list or HAVING).
+        while isinstance(node, (Map, Filter, Project, FlatMap)):
+            node = node.input
+        return isinstance(node, barriers)
+
     seen: set[tuple[int, bool]] = set()
     todo = [(plan, False)]
     while todo:
@@ -137,7 +160,7 @@ def raise_deferred_planned(plan) -> None:
         if (id(node), under_false) in seen:
             continue
         seen.add((id(node), under_false))
-        if under_false and isinstance(node, barriers):
+        if under_false and in_subquery(node):
             continue    # a subquery PostgreSQL does not plan
         if isinstance(node, LetRec):
             raise_deferred(node)

@@ -1,0 +1,70 @@
+"""Rule: a condition that reads no column is evaluated once, before the rows.
+
+PostgreSQL runs such a condition ("pseudo-constant": no column, nothing volatile) as a one-time
+filter ahead of the part of the plan it guards, so when it is false that part never runs, even
+when the condition calls a STABLE function the constant folding leaves alone
+(`planner.rules.fold_constants`). Evaluated here at plan time, the filter becomes a literal and
+`prune_empty` removes what it guards; if it fails, it fails as a folded constant does.
+
+    Filter(Get(t), (Call('jsonb_contains', (jsonb_build_object(), '"x"')),))
+        -> Filter(Get(t), (Literal(False),))
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
+from dataflow.plan import Filter, Join, LetRec, Plan, Union_, children
+from planner.context import ParamSlot
+from planner.functions import WALL_CLOCK_KERNELS
+from planner.rules.fold_constants import _VOLATILE, evaluate
+
+
+def _pseudo_constant(e: ScalarExpr) -> bool:
+    import dataclasses
+    todo = [e]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ColumnRef) or (isinstance(n, Literal) and isinstance(n.value, ParamSlot)):
+            return False
+        if isinstance(n, Call) and (n.func in _VOLATILE or n.func in WALL_CLOCK_KERNELS):
+            return False
+        if isinstance(n, (tuple, list)):
+            todo.extend(n)
+        elif dataclasses.is_dataclass(n) and not isinstance(n, type):
+            todo.extend(getattr(n, f.name) for f in dataclasses.fields(n))
+    return True
+
+
+def evaluate_constant_filters(plan: Plan) -> Plan:
+    """`plan` with every filter condition that reads no column replaced by its value."""
+    done: dict[int, Plan] = {}
+
+    def visit(node: Plan) -> Plan:
+        key = id(node)
+        if key not in done:
+            done[key] = _rewrite(node, visit)
+        return done[key]
+
+    return visit(plan)
+
+
+def _rewrite(node: Plan, visit) -> Plan:
+    if isinstance(node, LetRec):
+        return node
+    kids = children(node)
+    new = tuple(visit(k) for k in kids)
+    if any(a is not b for a, b in zip(kids, new)):
+        if isinstance(node, Join):
+            node = replace(node, left=new[0], right=new[1])
+        elif isinstance(node, Union_):
+            node = replace(node, inputs=new)
+        else:
+            node = replace(node, input=new[0])
+    if isinstance(node, Filter):
+        preds = tuple(evaluate(p) if not isinstance(p, Literal) and _pseudo_constant(p) else p
+                      for p in node.predicates)
+        if any(a is not b for a, b in zip(preds, node.predicates)):
+            node = replace(node, predicates=preds)
+    return node
