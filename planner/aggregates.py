@@ -184,6 +184,15 @@ class Grouping:
             self.input_lowerer.fold = saved
         if e in self.keys:
             return ColumnRef(self.keys.index(e), e.type)
+        if not (saved and self.ctx.fold_constants) and saved:
+            # Unfolded, a grouped expression may not look like its (folded) GROUP BY key:
+            # `GROUP BY CASE 'a' WHEN 'b' THEN x ELSE y END HAVING false AND CASE ... END`.
+            try:
+                folded = self.input_lowerer.lower(node)
+            except SqlError:
+                folded = None
+            if folded is not None and folded in self.keys:
+                return ColumnRef(self.keys.index(folded), folded.type)
         if isinstance(node, exp.Column):
             # PostgreSQL names the column with its relation (`t.b`) however it was written.
             table = self.scope.columns[e.index].table if isinstance(e, ColumnRef) and e.index < len(self.scope.columns) else None

@@ -178,6 +178,10 @@ QUERIES = [
     "SELECT 1 FROM ((SELECT i FROM e0) UNION ALL (SELECT count(1 / 0) FROM e0)) s",
     "SELECT 1 FROM ((SELECT i FROM t) UNION ALL (SELECT 1 / 0)) s",
     "SELECT 1 FROM ((SELECT i FROM t) UNION (SELECT 1 / 0)) s",
+    # A grouped expression inside `false AND ...` in HAVING still matches its (folded) GROUP BY key.
+    "SELECT 1 FROM generate_series(1, 3) AS g1(c0) JOIN t ON true GROUP BY (CASE 'Abc' WHEN 'a' THEN g1.c0 "
+    "ELSE t.i END) HAVING false AND ((CASE 'Abc' WHEN 'a' THEN g1.c0 ELSE t.i END) != -5)",
+    "SELECT 1 FROM t GROUP BY i % 2 HAVING false AND j > 0",
     # FETCH FIRST ... WITH TIES after OFFSET (was refused)
     "SELECT a FROM (VALUES (1),(2),(2),(3),(3),(4)) v(a) ORDER BY a OFFSET 1 FETCH FIRST 2 ROWS WITH TIES",
     "SELECT a FROM (VALUES (1),(2),(2),(3),(3),(4)) v(a) ORDER BY a DESC OFFSET 3 ROWS FETCH FIRST 1 ROW WITH TIES",
