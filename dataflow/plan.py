@@ -14,8 +14,8 @@ GROUP BY c.region` over orders(id, customer_id, amount, status), customers(id, r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Union
+from dataclasses import dataclass, replace
+from typing import Any, Sequence, Union
 
 from dataflow.expr import AggregateExpr, ScalarExpr
 from dataflow.types import INT8, SqlType
@@ -250,6 +250,19 @@ def children(plan: Plan) -> tuple[Plan, ...]:
     if isinstance(plan, LetRec):
         return tuple(plan.seeds or ()) + plan.values + (plan.body,)
     return (plan.input,)
+
+
+def with_children(plan: Plan, kids: Sequence[Plan]) -> Plan:
+    """`plan` with its children (in `children`' order) replaced by `kids`."""
+    if isinstance(plan, Join):
+        return replace(plan, left=kids[0], right=kids[1])
+    if isinstance(plan, Union_):
+        return replace(plan, inputs=tuple(kids))
+    if isinstance(plan, LetRec):
+        n = len(plan.seeds or ())
+        seeds = tuple(kids[:n]) if plan.seeds is not None else None
+        return replace(plan, seeds=seeds, values=tuple(kids[n:n + len(plan.values)]), body=kids[-1])
+    return replace(plan, input=kids[0])
 
 
 def collections_read(plan: Plan) -> set[str]:

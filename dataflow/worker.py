@@ -17,7 +17,7 @@ import logging
 import socket
 import threading
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
-from dataflow.plan import Get, IndexLookup, Join, LetRec, Union_, children, collections_read, output_types
+from dataflow.plan import Get, IndexLookup, LetRec, children, collections_read, output_types, with_children
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
                                WorkerError)
@@ -396,11 +396,7 @@ def _extract_lookups(plan):
         new = tuple(visit(k) for k in kids)
         if all(a is b for a, b in zip(new, kids)):
             return node
-        if isinstance(node, Join):
-            return replace(node, left=new[0], right=new[1])
-        if isinstance(node, Union_):
-            return replace(node, inputs=new)
-        return replace(node, input=new[0])
+        return with_children(node, new)
 
     return visit(plan), lookups
 

@@ -42,15 +42,13 @@ per-iteration differences.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pyarrow as pa
 
 from dataflow.batch import TIME, concat, consolidate, hash_columns
 from dataflow.errors import SqlError
 from dataflow.operators.base import Operator, Runtime, StepContext
-from dataflow.plan import Get, Join, LetRec, Plan, Union_, children, output_types
+from dataflow.plan import Get, LetRec, Plan, children, output_types, with_children
 from dataflow.types import arrow_schema
 
 # Without an explicit limit a runaway recursion stops here with an error instead of growing a
@@ -64,18 +62,6 @@ def _reads(plan: Plan, ids: frozenset[str], memo: dict[int, bool]) -> bool:
     if k not in memo:
         memo[k] = (isinstance(plan, Get) and plan.id in ids) or any(_reads(c, ids, memo) for c in children(plan))
     return memo[k]
-
-
-def _with_children(plan: Plan, kids: list[Plan]) -> Plan:
-    if isinstance(plan, Join):
-        return replace(plan, left=kids[0], right=kids[1])
-    if isinstance(plan, Union_):
-        return replace(plan, inputs=tuple(kids))
-    if isinstance(plan, LetRec):
-        n = len(plan.seeds or ())
-        seeds = tuple(kids[:n]) if plan.seeds is not None else None
-        return replace(plan, seeds=seeds, values=tuple(kids[n:n + len(plan.values)]), body=kids[-1])
-    return replace(plan, input=kids[0])
 
 
 class _Hoister:
@@ -99,7 +85,7 @@ class _Hoister:
             out: Plan = self._index[k]
         else:
             kids = children(plan)
-            out = plan if not kids else _with_children(plan, [self(c) for c in kids])
+            out = plan if not kids else with_children(plan, [self(c) for c in kids])
         self._done[k] = out
         return out
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
-from dataflow.plan import Filter, Join, LetRec, Plan, Union_, children
+from dataflow.plan import Filter, Plan
 from planner.context import ParamSlot
 from planner.functions import WALL_CLOCK_KERNELS
 from planner.rules.fold_constants import _VOLATILE, evaluate
+from planner.rules.rewrite import rewrite_up
 
 
 def _pseudo_constant(e: ScalarExpr) -> bool:
@@ -39,29 +40,10 @@ def _pseudo_constant(e: ScalarExpr) -> bool:
 
 def evaluate_constant_filters(plan: Plan) -> Plan:
     """`plan` with every filter condition that reads no column replaced by its value."""
-    done: dict[int, Plan] = {}
-
-    def visit(node: Plan) -> Plan:
-        key = id(node)
-        if key not in done:
-            done[key] = _rewrite(node, visit)
-        return done[key]
-
-    return visit(plan)
+    return rewrite_up(plan, _rewrite)
 
 
-def _rewrite(node: Plan, visit) -> Plan:
-    if isinstance(node, LetRec):
-        return node
-    kids = children(node)
-    new = tuple(visit(k) for k in kids)
-    if any(a is not b for a, b in zip(kids, new)):
-        if isinstance(node, Join):
-            node = replace(node, left=new[0], right=new[1])
-        elif isinstance(node, Union_):
-            node = replace(node, inputs=new)
-        else:
-            node = replace(node, input=new[0])
+def _rewrite(node: Plan) -> Plan:
     if isinstance(node, Filter):
         preds = tuple(evaluate(p) if not isinstance(p, Literal) and _pseudo_constant(p) else p
                       for p in node.predicates)

@@ -69,28 +69,17 @@ def fold_constant(e: ScalarExpr) -> ScalarExpr:
         return e.then if e.cond.value is True else e.els
     if isinstance(e, Call) and (e.func in _STRICT_OPERATORS or e.func in STRICT_KERNELS) and \
             any(_constant(a) and a.value is None for a in e.args):
+        # A strict function with a NULL argument is NULL: PostgreSQL never calls it.
         return Literal(None, e.type)
     if isinstance(e, Call) and e.func not in _VOLATILE and e.args and all(_constant(a) for a in e.args):
-        if _stable(e):
-            strict_null = e.func in STRICT_KERNELS and any(a.value is None for a in e.args)
-            return Literal(None, e.type) if strict_null else e
-        folded = _evaluate(e)
-        if isinstance(folded, Call) and folded.func == DEFERRED_ERROR and e.func in STRICT_KERNELS and \
-                any(a.value is None for a in e.args):
-            # A strict function with a NULL argument is NULL: PostgreSQL never calls it.
-            return Literal(None, e.type)
-        return folded
+        return e if _stable(e) else evaluate(e)
     if isinstance(e, Cast) and _constant(e.arg):
-        return _evaluate(e)
+        return evaluate(e)
     return e
 
 
 def evaluate(e: ScalarExpr) -> ScalarExpr:
     """`e` (which reads no column) evaluated now: its value, or a deferred error."""
-    return _evaluate(e)
-
-
-def _evaluate(e: ScalarExpr) -> ScalarExpr:
     from dataflow.errors import SqlError
     from dataflow.scalar import compile_expr
     try:

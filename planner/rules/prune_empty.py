@@ -19,11 +19,10 @@ default row, which stays (only the Reduce, which has no rows for an empty input,
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from dataflow.expr import Literal
-from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Join, LetRec, Map, Negate, Plan,
-                           Project, Reduce, Threshold, TopK, Union_, Window, children, output_types)
+from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Join, Map, Negate, Plan, Project,
+                           Reduce, Threshold, TopK, Union_, Window, output_types)
+from planner.rules.rewrite import rewrite_up
 
 # Nodes with no rows when their (only) input has none.
 _ROW_WISE = (Map, Filter, Project, FlatMap, Reduce, Distinct, Negate, Threshold, TopK, Window)
@@ -38,25 +37,12 @@ def _never_true(plan: Plan) -> bool:
 
 
 def prune_empty(plan: Plan) -> Plan:
-    """`plan` with every part that can have no rows replaced by an empty Constant."""
-    done: dict[int, Plan] = {}
-
-    def visit(node: Plan) -> Plan:
-        key = id(node)
-        if key not in done:
-            done[key] = _rewrite(node, visit)
-        return done[key]
-
-    return visit(plan)
+    """`plan` with every part that can have no rows replaced by an empty Constant (a loop's
+    bindings are not empty just because they start empty: LetRec is left alone)."""
+    return rewrite_up(plan, _rewrite)
 
 
-def _rewrite(node: Plan, visit) -> Plan:
-    if isinstance(node, LetRec):
-        return node  # a loop's bindings are not empty just because they start empty
-    kids = children(node)
-    new_kids = tuple(visit(k) for k in kids)
-    if any(a is not b for a, b in zip(kids, new_kids)):
-        node = _with_children(node, new_kids)
+def _rewrite(node: Plan) -> Plan:
     if isinstance(node, ArrangeBy):
         return node  # an index keeps its arrangement, empty or not
     if _never_true(node) or (isinstance(node, TopK) and node.limit == 0) or \
@@ -70,11 +56,3 @@ def _rewrite(node: Plan, visit) -> Plan:
         if len(kept) != len(node.inputs):
             return Union_(kept)
     return node
-
-
-def _with_children(node: Plan, kids: tuple[Plan, ...]) -> Plan:
-    if isinstance(node, Join):
-        return replace(node, left=kids[0], right=kids[1])
-    if isinstance(node, Union_):
-        return replace(node, inputs=kids)
-    return replace(node, input=kids[0])
