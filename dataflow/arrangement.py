@@ -51,17 +51,15 @@ class _SpineBatch:
 
 
 def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence[int],
-               nulls_equal: bool = True, nans_equal: bool = False, sql_equal: bool = False) -> np.ndarray:
+               nulls_equal: bool = True, nans_equal: bool = False) -> np.ndarray:
     """Row-wise equality of key columns of two equally long tables (NULL = NULL, NaN = NaN if
-    asked: grouping treats NaN as one value, as PostgreSQL does). `sql_equal`: values SQL's `=`
-    finds equal though they differ (intervals of one span, '1 mon' and '30 days') are equal, as
-    a join needs; otherwise they are different values (a multiset must keep both)."""
+    asked: grouping treats NaN as one value, as PostgreSQL does)."""
     from dataflow.scalar import _comparable  # local import: scalar is heavier and imports us not
 
     eq = np.ones(a.num_rows, dtype=bool)
     for ca, cb in zip(a_cols, b_cols):
         x, y = a.column(ca), b.column(cb)
-        if a.num_rows <= SMALL_BATCH and x.type == y.type and not (sql_equal and x.type == interval.ARROW):
+        if a.num_rows <= SMALL_BATCH and x.type == y.type:
             # A few rows of one type: Python equality (NaN != NaN, as in pc.equal) is cheaper
             # than the five kernels below.
             eq &= np.array([_py_equal(u, v, nulls_equal, nans_equal) for u, v in zip(x.to_pylist(), y.to_pylist())],
@@ -70,10 +68,7 @@ def keys_equal(a: pa.Table, a_cols: Sequence[int], b: pa.Table, b_cols: Sequence
         x = x.combine_chunks() if isinstance(x, pa.ChunkedArray) else x
         y = y.combine_chunks() if isinstance(y, pa.ChunkedArray) else y
         x, y = _comparable(x, y)
-        if x.type == interval.ARROW and sql_equal:
-            (xd, xu), (yd, yu) = interval.span_parts(x), interval.span_parts(y)
-            e = pa.array((xd == yd) & (xu == yu), mask=~(interval.valid_mask(x) & interval.valid_mask(y)))
-        elif x.type == interval.ARROW:
+        if x.type == interval.ARROW:
             # Arrow has no = for intervals: a key is the same when its three fields are.
             (xm, xd, xu), (ym, yd, yu) = interval.split(x), interval.split(y)
             e = pa.array((xm == ym) & (xd == yd) & (xu == yu), mask=~(interval.valid_mask(x) & interval.valid_mask(y)))
@@ -297,8 +292,7 @@ class Arrangement:
         table = pa.concat_tables(found) if len(found) > 1 else found[0]
         # Hash equality is not key equality: check the key columns themselves.
         # NaN equals NaN in SQL (PostgreSQL's float semantics), also as a join key.
-        ok = keys_equal(probe.take(pa.array(pidx)), probe_key, table, self.key, nulls_equal, nans_equal=True,
-                        sql_equal=True)
+        ok = keys_equal(probe.take(pa.array(pidx)), probe_key, table, self.key, nulls_equal, nans_equal=True)
         if not ok.all():
             pidx, table = pidx[ok], table.filter(pa.array(ok))
         return pidx, self._finish([table])

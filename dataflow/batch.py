@@ -259,12 +259,6 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
         # Every date/timestamp hashes as microseconds since the epoch (dates equal midnights).
         us = col.cast(pa.timestamp("us", tz=getattr(t, "tz", None))).view(pa.int64())
         h = _mix64(_as_uint64_copy((pc.fill_null(us, 0) if nulls else us).to_numpy(zero_copy_only=False)))
-    elif t == pa.month_day_nano_interval():
-        # By span, as intervals compare: '1 mon' and '30 days' meet in a join (and on a worker).
-        from dataflow.interval import span_parts
-        days, us = span_parts(col)
-        h = _mix64(_as_uint64_copy(days))
-        _combine(h, _mix64(_as_uint64_copy(us)))
     elif n <= SMALL_BATCH and (pa.types.is_string(t) or pa.types.is_large_string(t)):
         # A few strings: hash them directly (dictionary encoding costs more than it saves).
         vals = np.array(col.to_pylist() + [None], dtype=object)[:-1]

@@ -228,15 +228,6 @@ def span_key(arr: pa.Array) -> np.ndarray:
     return (months.astype(np.float64) * 30 + days) * USECS_PER_DAY + us
 
 
-def span_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Each interval's span exactly, as (whole days, microseconds into the last day) with months
-    as 30 days and days as 24 hours: two intervals are equal in SQL ('1 mon' = '30 days' =
-    '720:00:00') exactly when these are. NULLs get (0, 0) (callers mask them)."""
-    months, days, us = split(arr)
-    total_days = months * 30 + days + us // USECS_PER_DAY
-    return total_days, us % USECS_PER_DAY
-
-
 _LAYOUT = np.dtype([("months", "<i4"), ("days", "<i4"), ("ns", "<i8")])  # Arrow's 16-byte value
 
 
