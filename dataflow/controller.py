@@ -1,12 +1,16 @@
 """The compute controller: environmentd's side of the dataflow workers.
 
-It starts a replica (a Spark barrier job, `dataflow.spark_host`), accepts its workers' connections,
-sends every worker the same commands in the same order, and merges what the workers send back:
-each dataflow's per-step output from all workers becomes one batch with one upper; peeks gather
-one result per worker.
+It runs the compute cluster's replicas (each a Spark barrier job, `dataflow.spark_host`), sends
+every worker of every replica the same commands in the same order, and merges what comes back.
+Replicas compute the same dataflows deterministically, so the controller keeps one output stream
+per dataflow: a step's output is taken from whichever replica reaches it first and the others'
+copies are dropped (`_merge_step`); a peek takes the first replica whose workers all answered.
+Losing one replica is then invisible to readers while another one is up: it is restarted, imports
+the tables from persist, rebuilds its dataflows and rejoins the stream once it catches up.
 
     compute = ComputeController(workers=2, data_dir=...)
-    await compute.start(spark)                      # waits for every worker to say Hello
+    await compute.start(spark)                      # the first replica; waits for its workers
+    await compute.add_replica("r2", workers=2)      # a second one computing the same dataflows
     compute.import_collection("u1", types, upper)
     outputs = compute.create_dataflow("t7", plan, as_of, "subscribe")   # an asyncio.Queue
     rows = await compute.peek(plan, as_of)          # a consolidated Arrow batch
@@ -18,13 +22,15 @@ import asyncio
 import dataclasses
 import itertools
 import logging
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from dataflow.batch import concat, consolidate, partition
+from dataflow.batch import TIME, concat, consolidate, partition
 from dataflow.errors import SqlError, SqlState
 from dataflow.plan import Plan
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
@@ -46,10 +52,52 @@ class StepOutput:
 
 
 @dataclass
+class _Progress:
+    """One replica's side of a dataflow: its workers' outputs not yet merged, and where its next
+    merged step starts (None: the next one is its first, the whole contents at its as_of)."""
+
+    as_of: int
+    parts: list[deque]
+    lower: int | None = None
+
+
+@dataclass
 class _DataflowState:
     command: CreateDataflow
     queue: asyncio.Queue
-    per_worker: list[deque] = field(default_factory=list)
+    frontier: int | None = None  # upper of the last step put on the queue (None: nothing yet)
+    # The stream lost every replica that could continue it: the next replica's first output (a
+    # whole snapshot) is taken, after telling the reader (persist sinks correct the shard).
+    resnapshot: bool = False
+    progress: dict[str, _Progress] = field(default_factory=dict)
+
+
+@dataclass
+class _Peek:
+    future: asyncio.Future
+    sent_to: set[str]
+    results: dict[str, list[PeekResult]] = field(default_factory=dict)
+
+
+@dataclass
+class Replica:
+    """One replica: `workers` Spark barrier tasks connected to their own listening socket."""
+
+    name: str
+    workers: int
+    server: asyncio.base_events.Server | None = None
+    writers: dict[int, asyncio.StreamWriter] = field(default_factory=dict)
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+    job: object | None = None  # the SparkReplica
+    syncing: bool = True  # until it holds every collection and dataflow, commands wait in `backlog`
+    backlog: list[object] = field(default_factory=list)
+    dropped: bool = False
+    restarts: int = 0
+    status_changed: float = field(default_factory=time.time)  # when it last went online or offline
+
+    @property
+    def live(self) -> bool:
+        return not self.syncing and not self.dropped
 
 
 class ReplicaLost(SqlError):
@@ -60,198 +108,286 @@ class ReplicaLost(SqlError):
 
 class ComputeController:
     def __init__(self, workers: int, data_dir: Path, listen_host: str = "127.0.0.1",
-                 advertise_host: str = "127.0.0.1") -> None:
-        self.workers = workers
+                 advertise_host: str = "127.0.0.1", replica_name: str = "r1") -> None:
+        self.workers = workers  # the first replica's size
+        self.first_replica = replica_name
         self.data_dir = data_dir
         self.listen_host = listen_host
         self.advertise_host = advertise_host
-        self._writers: dict[int, asyncio.StreamWriter] = {}
-        self._all_connected = asyncio.Event()
-        self._server: asyncio.base_events.Server | None = None
-        self._replica = None
+        self.replicas: dict[str, Replica] = {}
         self._spark = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.collections: dict[str, tuple[tuple[SqlType, ...], int]] = {}  # id -> (types, upper)
         # Collections (views, indexes) whose dataflow hit an evaluation error, recorded as soon
         # as the workers report it (the owner may share its own dict here).
         self.errors: dict[str, SqlError] = {}
-        self._since: dict[str, int] = {}  # id -> earliest time the replica can read it at
+        self._since: dict[str, int] = {}  # id -> earliest time every replica can read it at
         self._dataflows: dict[str, _DataflowState] = {}
-        self._peeks: dict[str, tuple[asyncio.Future, list]] = {}
+        self._peeks: dict[str, _Peek] = {}
         self._ids = itertools.count(1)
         self._closing = False
-        self._restarting = False
-        self._backlog: list[object] = []
 
     # -- lifecycle ------------------------------------------------------------------------------
 
     async def start(self, spark) -> None:
         self._loop = asyncio.get_running_loop()
         self._spark = spark
-        self._server = await asyncio.start_server(self._on_worker, self.listen_host, 0)
-        await self._start_replica()
+        await self.add_replica(self.first_replica, self.workers)
 
-    async def _start_replica(self) -> None:
+    async def add_replica(self, name: str, workers: int) -> None:
+        """Start a replica and bring it to the state of the others (every collection and
+        dataflow); returns once it computes alongside them."""
+        replica = Replica(name, workers)
+        self.replicas[name] = replica
+        try:
+            await self._start_job(replica)
+        except BaseException:
+            self.replicas.pop(name, None)
+            replica.dropped = True
+            self._stop_job(replica)
+            raise
+        self._sync(replica)
+
+    async def drop_replica(self, name: str) -> None:
+        replica = self.replicas.pop(name)
+        replica.dropped = True
+        self._forget(replica)
+        for writer in replica.writers.values():
+            try:
+                writer.write(encode_frame(Shutdown()))
+                await writer.drain()
+                writer.close()
+            except (ConnectionError, RuntimeError):
+                pass
+        self._stop_job(replica)
+
+    def slots_in_use(self) -> int:
+        return sum(r.workers for r in self.replicas.values())
+
+    async def _start_job(self, replica: Replica) -> None:
         from dataflow.spark_host import SparkReplica
 
-        port = self._server.sockets[0].getsockname()[1]
-        self._all_connected.clear()
-        self._replica = SparkReplica(self._spark, self.workers, (self.advertise_host, port), self.data_dir,
-                                     self.advertise_host, self._on_replica_exit)
-        self._replica.start()
-        await asyncio.wait_for(self._all_connected.wait(), timeout=300)
-        log.info("replica of %d workers connected", self.workers)
+        replica.syncing = True
+        replica.connected.clear()
+        if replica.server is None:
+            replica.server = await asyncio.start_server(
+                lambda r, w: self._on_worker(replica, r, w), self.listen_host, 0)
+        port = replica.server.sockets[0].getsockname()[1]
+        replica.job = SparkReplica(self._spark, replica.workers, (self.advertise_host, port), self.data_dir,
+                                   self.advertise_host, lambda error: self._on_job_exit(replica, error),
+                                   name=replica.name)
+        replica.job.start()
+        await asyncio.wait_for(replica.connected.wait(), timeout=300)
+        log.info("replica %s of %d workers connected", replica.name, replica.workers)
 
-    def _on_replica_exit(self, error: BaseException | None) -> None:
-        if self._closing or self._loop is None:
+    def _stop_job(self, replica: Replica) -> None:
+        if replica.job is not None:
+            replica.job.stop()
+        if replica.server is not None:
+            replica.server.close()
+
+    def _on_job_exit(self, replica: Replica, error: BaseException | None) -> None:
+        if self._closing or self._loop is None or replica.dropped:
             return
-        self._loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._restart_replica(error)))
+        self._loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._restart(replica, error)))
 
-    async def _restart_replica(self, error: BaseException | None) -> None:
-        log.error("replica failed (%s); restarting it and rehydrating dataflows", error)
-        # Until the new replica holds every collection and dataflow again, new commands wait in a
-        # backlog (table appends are dropped: the re-import reads them from persist).
-        self._restarting = True
-        self._fail_all_transient()
-        self._writers.clear()
-        await self._start_replica()
-        # The new replica gets the controller's state as it is now: every collection and dataflow,
-        # including those created while it started. Their commands in the backlog are therefore
-        # already covered and must not be sent again (a second CreateDataflow would emit its
-        # snapshot twice into the same sink).
+    async def _restart(self, replica: Replica, error: BaseException | None) -> None:
+        log.error("replica %s failed (%s); restarting it and rehydrating dataflows", replica.name, error)
+        replica.restarts += 1
+        self._forget(replica)
+        replica.writers.clear()
+        await self._start_job(replica)
+        self._sync(replica)
+
+    def _forget(self, replica: Replica) -> None:
+        """`replica` computes nothing any more: take it out of every peek and dataflow; what only
+        it could have continued fails (peeks, SUBSCRIBEs) or starts over from a snapshot."""
+        if not replica.syncing:
+            replica.syncing, replica.status_changed = True, time.time()
+        for id, peek in list(self._peeks.items()):
+            peek.sent_to.discard(replica.name)
+            peek.results.pop(replica.name, None)
+            if not peek.sent_to and not peek.future.done():
+                del self._peeks[id]
+                peek.future.set_exception(ReplicaLost())
+        for id, state in list(self._dataflows.items()):
+            state.progress.pop(replica.name, None)
+            if state.frontier is None or any(self._continues(state, p) for p in state.progress.values()):
+                continue
+            if state.command.sink == "subscribe":
+                state.queue.put_nowait(ReplicaLost())
+                self.drop_dataflow(id)
+            else:
+                # A replica yet to send its first output can give the snapshot; one that is ahead
+                # of the stream cannot join it and starts over (rare: it would have had to lose
+                # the only replica in step while it was catching up).
+                state.resnapshot = True
+                if not any(p.lower is None for p in state.progress.values()):
+                    for name in list(state.progress):
+                        log.warning("replica %s restarts to rebuild %s from a snapshot", name, id)
+                        other = self.replicas.get(name)
+                        if other is not None and other.job is not None:
+                            other.job.stop()
+
+    @staticmethod
+    def _continues(state: _DataflowState, progress: _Progress) -> bool:
+        return progress.lower is not None and progress.lower <= state.frontier and bool(progress.parts)
+
+    def _sync(self, replica: Replica) -> None:
+        """Send a (re)started replica the controller's state as it is now: every collection and
+        dataflow, including those created while it started. Their commands in its backlog are
+        therefore already covered and must not be sent again (a second CreateDataflow would emit
+        its snapshot twice into the same sink)."""
         covered: set[str] = set(self.collections) | set(self._dataflows)
         for id, (types, upper) in list(self.collections.items()):
             if id in self._dataflows and self._dataflows[id].command.sink in ("index", "persist"):
                 continue  # produced by a dataflow, which is re-created below
-            self._broadcast_now(ImportCollection(id, types, upper))
-            self._since[id] = max(upper - 1, 0)
+            self._send_all(replica, ImportCollection(id, types, upper))
+            self._since[id] = max(self._since.get(id, 0), upper - 1)
         for state in list(self._dataflows.values()):
             command = state.command
-            state.per_worker = [deque() for _ in range(self.workers)]
             as_of = max(command.as_of, self._as_of_for(command.plan))
-            # Fresh workers have no collection to correct against: not a replacement.
-            state.command = dataclasses.replace(command, as_of=as_of, replaces=False)
             if command.sink in ("index", "persist"):
-                self._since[command.id] = as_of
-            state.queue.put_nowait(("rehydrate", as_of))
-            self._broadcast_now(state.command)
-        self._restarting = False
-        backlog, self._backlog = self._backlog, []
+                self._since[command.id] = max(self._since.get(command.id, 0), as_of)
+            state.progress[replica.name] = _Progress(as_of, [deque() for _ in range(replica.workers)])
+            # Fresh workers have no collection to correct against: not a replacement.
+            self._send_all(replica, dataclasses.replace(command, as_of=as_of, replaces=False))
+        replica.syncing, replica.status_changed = False, time.time()
+        backlog, replica.backlog = replica.backlog, []
         for command in backlog:
             if isinstance(command, (ImportCollection, CreateDataflow, DropDataflow)) and command.id in covered:
                 continue
-            if isinstance(command, CreateDataflow):
-                # Issued during the restart: it reads the state the new replica imported, which
-                # holds every write applied before it was issued.
-                command = dataclasses.replace(command, as_of=max(command.as_of, self._as_of_for(command.plan)),
-                                              replaces=False)
-            self._broadcast_now(command)
-        log.info("replica rehydrated: %d collections, %d dataflows", len(self.collections), len(self._dataflows))
+            if isinstance(command, CreateDataflow) and command.sink == "peek":
+                peek = self._peeks.get(command.id)
+                if peek is None:
+                    continue  # answered by another replica meanwhile
+                if command.as_of < self._as_of_for(command.plan):
+                    # The new job holds no history before its imports: it cannot answer a read
+                    # at that time, and answering at another would break the read's timestamp.
+                    if not peek.sent_to:
+                        del self._peeks[command.id]
+                        peek.future.set_exception(ReplicaLost())
+                    continue
+                peek.sent_to.add(replica.name)
+            self._send_all(replica, command)
+        log.info("replica %s in sync: %d collections, %d dataflows", replica.name, len(self.collections),
+                 len(self._dataflows))
 
     def _as_of_for(self, plan: Plan) -> int:
-        """The earliest time at which the replica can read every input of `plan`."""
+        """The earliest time at which every replica can read every input of `plan`."""
         from dataflow.plan import collections_read
 
         return max([self._since.get(i, 0) for i in collections_read(plan)] + [0])
 
-    def _fail_all_transient(self) -> None:
-        for id, (future, _) in list(self._peeks.items()):
-            if not future.done():
-                future.set_exception(ReplicaLost())
-        self._peeks.clear()
-        for id, state in list(self._dataflows.items()):
-            if state.command.sink == "subscribe":
-                state.queue.put_nowait(ReplicaLost())
-                del self._dataflows[id]
-
     async def close(self) -> None:
         self._closing = True
-        self._broadcast(Shutdown())
-        for w in self._writers.values():
-            try:
-                await w.drain()
-                w.close()
-            except (ConnectionError, RuntimeError):
-                pass
-        if self._replica is not None:
-            self._replica.stop()
-        if self._server is not None:
-            self._server.close()
+        for replica in self.replicas.values():
+            for w in replica.writers.values():
+                try:
+                    w.write(encode_frame(Shutdown()))
+                    await w.drain()
+                    w.close()
+                except (ConnectionError, RuntimeError):
+                    pass
+            self._stop_job(replica)
 
     # -- worker connections ---------------------------------------------------------------------
 
-    async def _on_worker(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _on_worker(self, replica: Replica, reader: asyncio.StreamReader,
+                         writer: asyncio.StreamWriter) -> None:
         hello = None
         try:
             hello = await read_frame_async(reader)
             assert isinstance(hello, Hello), hello
-            self._writers[hello.index] = writer
-            if len(self._writers) == self.workers:
-                self._all_connected.set()
+            replica.writers[hello.index] = writer
+            if len(replica.writers) == replica.workers:
+                replica.connected.set()
             while True:
-                self._on_message(await read_frame_async(reader))
+                self._on_message(replica, await read_frame_async(reader))
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         except Exception:
-            log.exception("compute controller: bad message from a worker")
-        if hello is not None and not self._closing and self._replica is not None \
-                and self._writers.get(hello.index) is writer:
+            log.exception("compute controller: bad message from a worker of replica %s", replica.name)
+        if hello is not None and not self._closing and not replica.dropped \
+                and replica.writers.get(hello.index) is writer:
             # A worker is gone: its peers cannot make progress either. End the job; Spark's exit
-            # callback then starts a fresh replica, which rehydrates every dataflow.
-            log.error("worker %d disconnected; stopping the replica", hello.index)
-            self._writers.pop(hello.index, None)
-            self._replica.stop()
+            # callback then starts it again, and the new job rehydrates every dataflow.
+            log.error("worker %d of replica %s disconnected; stopping the replica", hello.index, replica.name)
+            replica.writers.pop(hello.index, None)
+            self._forget(replica)
+            replica.job.stop()
 
-    def _on_message(self, message: object) -> None:
+    def _on_message(self, replica: Replica, message: object) -> None:
         if isinstance(message, DataflowOutput):
             state = self._dataflows.get(message.id)
             if state is None or message.generation != state.command.generation:
                 return  # dropped, or a rebuilt dataflow's predecessor still talking
-            state.per_worker[message.worker].append(message)
-            while all(state.per_worker):
-                parts = [q.popleft() for q in state.per_worker]
-                errors = [e for p in parts for e in p.errors]
-                batch = consolidate(concat([p.batch for p in parts]))
+            progress = state.progress.get(replica.name)
+            if progress is None or not progress.parts:
+                return  # the replica left this dataflow's stream
+            progress.parts[message.worker].append(message)
+            while all(progress.parts):
+                parts = [q.popleft() for q in progress.parts]
                 upper = min(p.upper for p in parts)
-                if state.command.sink in ("index", "persist"):
-                    types, _ = self.collections.get(state.command.id, ((), 0))
-                    self.collections[state.command.id] = (types, upper)
-                    if errors:
-                        self.errors.setdefault(state.command.id, errors[0])
-                state.queue.put_nowait(StepOutput(batch, upper, errors))
+                self._merge_step(state, progress, parts, upper)
         elif isinstance(message, PeekResult):
-            entry = self._peeks.get(message.id)
-            if entry is None:
+            peek = self._peeks.get(message.id)
+            if peek is None or replica.name not in peek.sent_to:
                 return
-            future, results = entry
+            results = peek.results.setdefault(replica.name, [])
             results.append(message)
-            if len(results) == self.workers:
+            if len(results) == replica.workers:
                 del self._peeks[message.id]
                 errors = [r.error for r in results if r.error is not None]
                 if errors:
-                    future.set_exception(errors[0])
+                    peek.future.set_exception(errors[0])
                 else:
-                    future.set_result(consolidate(concat([r.batch for r in results])))
+                    peek.future.set_result(consolidate(concat([r.batch for r in results])))
         elif isinstance(message, WorkerError):
-            log.error("worker %d reported: %s", message.worker, message.message)
+            log.error("worker %d of replica %s reported: %s", message.worker, replica.name, message.message)
 
-    def _send(self, worker: int, command: object) -> None:
-        writer = self._writers.get(worker)
-        if writer is not None and not writer.is_closing():
-            writer.write(encode_frame(command))
+    def _merge_step(self, state: _DataflowState, progress: _Progress, parts: list[DataflowOutput],
+                    upper: int) -> None:
+        """Put one replica's step on the dataflow's stream if it extends it. A first step (the
+        contents at the replica's as_of) starts the stream; a later step covers [lower, upper), and
+        only its updates at or after the stream's frontier are new (another replica may have
+        delivered the rest; updates keep their exact times, so the cut is by time)."""
+        lower, progress.lower = progress.lower, upper
+        if lower is None:
+            if state.frontier is not None and not state.resnapshot:
+                return  # the stream is already past this replica's snapshot
+            if state.resnapshot:
+                state.resnapshot = False
+                state.queue.put_nowait(("rehydrate", progress.as_of))
+        elif state.frontier is None or state.resnapshot or lower > state.frontier or upper <= state.frontier:
+            return  # not adjacent to the stream (nothing yet, a gap) or already delivered
+        errors = [e for p in parts for e in p.errors]
+        batch = consolidate(concat([p.batch for p in parts]))
+        if lower is not None and lower < state.frontier and batch.num_rows:
+            batch = batch.filter(pc.greater_equal(batch[TIME], state.frontier))
+        state.frontier = upper
+        if state.command.sink in ("index", "persist"):
+            types, _ = self.collections.get(state.command.id, ((), 0))
+            self.collections[state.command.id] = (types, upper)
+            if errors:
+                self.errors.setdefault(state.command.id, errors[0])
+        state.queue.put_nowait(StepOutput(batch, upper, errors))
 
-    def _broadcast(self, command: object) -> None:
-        if self._restarting:
-            if not isinstance(command, AdvanceUpper):
-                self._backlog.append(command)
-            return
-        self._broadcast_now(command)
-
-    def _broadcast_now(self, command: object) -> None:
+    def _send_all(self, replica: Replica, command: object) -> None:
         frame = encode_frame(command)
-        for writer in self._writers.values():
+        for writer in replica.writers.values():
             if not writer.is_closing():
                 writer.write(frame)
+
+    def _broadcast(self, command: object) -> None:
+        """Send `command` to every replica; one that is (re)starting gets it once it is in sync
+        (table appends excepted: it imports them from persist)."""
+        for replica in self.replicas.values():
+            if replica.syncing:
+                if not isinstance(command, AdvanceUpper):
+                    replica.backlog.append(command)
+            else:
+                self._send_all(replica, command)
 
     # -- commands -------------------------------------------------------------------------------
 
@@ -270,24 +406,36 @@ class ComputeController:
             if id in self.collections:
                 types, _ = self.collections[id]
                 self.collections[id] = (types, upper)
-        if self._restarting:
-            return  # the new replica imports these from persist at the new uppers
-        if self.workers == 1:
-            self._broadcast(AdvanceUpper(updates, ids, upper))
-            return
-        parts = {id: partition(batch, tuple(range(batch.num_columns - 2)), self.workers)
-                 for id, batch in updates.items()}
-        for w in range(self.workers):
-            self._send(w, AdvanceUpper({id: p[w] for id, p in parts.items()}, ids, upper))
+        split: dict[int, dict[str, list[pa.Table]]] = {}
+        for replica in self.replicas.values():
+            if replica.syncing:
+                continue  # it imports these from persist at the new uppers
+            if replica.workers == 1:
+                self._send_all(replica, AdvanceUpper(updates, ids, upper))
+                continue
+            if replica.workers not in split:
+                split[replica.workers] = {id: partition(batch, tuple(range(batch.num_columns - 2)), replica.workers)
+                                          for id, batch in updates.items()}
+            parts = split[replica.workers]
+            for w, writer in replica.writers.items():
+                if not writer.is_closing():
+                    writer.write(encode_frame(AdvanceUpper({id: p[w] for id, p in parts.items()}, ids, upper)))
 
     def upper_of(self, id: str) -> int:
         return self.collections[id][1]
 
+    def _new_state(self, command: CreateDataflow) -> _DataflowState:
+        state = _DataflowState(command, asyncio.Queue())
+        for replica in self.replicas.values():
+            if not replica.syncing:  # a syncing replica gets its progress when it syncs
+                state.progress[replica.name] = _Progress(command.as_of, [deque() for _ in range(replica.workers)])
+        self._dataflows[command.id] = state
+        return state
+
     def create_dataflow(self, id: str, plan: Plan, as_of: int, sink: str, until: int | None = None) -> asyncio.Queue:
         """Start a dataflow; its merged StepOutputs (or an exception) arrive on the returned queue."""
         command = CreateDataflow(id, plan, as_of, sink, until)
-        state = _DataflowState(command, asyncio.Queue(), [deque() for _ in range(self.workers)])
-        self._dataflows[id] = state
+        state = self._new_state(command)
         if sink in ("index", "persist"):
             from dataflow.plan import output_types
 
@@ -305,8 +453,7 @@ class ComputeController:
             self._broadcast(DropDataflow(id))
         generation = (old.command.generation + 1) if old is not None else 1
         command = CreateDataflow(id, plan, as_of, sink, None, replaces=True, generation=generation)
-        state = _DataflowState(command, asyncio.Queue(), [deque() for _ in range(self.workers)])
-        self._dataflows[id] = state
+        state = self._new_state(command)
         self._broadcast(command)
         return state.queue
 
@@ -321,13 +468,14 @@ class ComputeController:
         return f"{prefix}{next(self._ids)}"
 
     async def peek(self, plan: Plan, as_of: int) -> pa.Table:
-        """The plan's result at `as_of`, consolidated: rows with their multiplicities in `diff`."""
+        """The plan's result at `as_of`, consolidated: rows with their multiplicities in `diff`.
+        Every replica computes it; the first whose workers have all answered gives the result."""
         id = self.new_id("p")
         future = asyncio.get_running_loop().create_future()
-        self._peeks[id] = (future, [])
+        self._peeks[id] = _Peek(future, {r.name for r in self.replicas.values() if not r.syncing})
         self._broadcast(CreateDataflow(id, plan, as_of, "peek"))
         try:
             return await future
         finally:
-            if self._peeks.pop(id, None) is not None:
+            if self._peeks.pop(id, None) is not None:  # not answered (cancelled): stop it
                 self._broadcast(DropDataflow(id))

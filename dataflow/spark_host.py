@@ -45,18 +45,19 @@ class SparkReplica:
     """A replica of W workers running as one Spark barrier job."""
 
     def __init__(self, spark, workers: int, controller: tuple[str, int], data_dir: Path,
-                 advertise_host: str, on_exit: Callable[[BaseException | None], None]) -> None:
+                 advertise_host: str, on_exit: Callable[[BaseException | None], None], name: str = "r1") -> None:
         self.spark = spark
         self.workers = workers
         self.controller = controller
         self.data_dir = data_dir
         self.advertise_host = advertise_host
         self.on_exit = on_exit
+        self.name = name
         self._thread: threading.Thread | None = None
-        self.group = f"slipstream-replica-{id(self)}"
+        self.group = f"slipstream-replica-{name}-{id(self)}"
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="spark-replica", daemon=True)
+        self._thread = threading.Thread(target=self._run, name=f"spark-replica-{self.name}", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
@@ -79,7 +80,7 @@ class SparkReplica:
         error: BaseException | None = None
         try:
             sc = self.spark.sparkContext
-            sc.setJobGroup(self.group, "slipstream dataflow replica", interruptOnCancel=True)
+            sc.setJobGroup(self.group, f"slipstream dataflow replica {self.name}", interruptOnCancel=True)
             sc.parallelize(range(workers), workers).barrier().mapPartitions(task).collect()
         except BaseException as e:  # the job failed or was cancelled
             error = e

@@ -27,6 +27,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from planner import mz_ast as m
 from planner.functions import FUNCTIONS
 from planner import catalog_syntax, join_syntax
+from planner.cluster_syntax import check_cluster
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 
@@ -870,6 +871,9 @@ def _create(c: _Cursor) -> Any:
     if c.is_word("SOURCE"):
         from planner.source_syntax import parse_create_source
         return parse_create_source(c)
+    if c.is_word("CLUSTER"):
+        from planner.cluster_syntax import parse_create_cluster
+        return parse_create_cluster(c)
     t = c.peek()
     if t is not None and t.text.upper() in ("SOURCE", "SINK", "CLUSTER", "CONNECTION", "SECRET",
                                             "TYPE", "ROLE", "SCHEMA", "DATABASE", "FUNCTION"):
@@ -884,7 +888,7 @@ def _create_view(c: _Cursor, materialized: bool, or_replace: bool) -> m.CreateVi
     if c.peek() is not None and c.peek().token_type == TokenType.L_PAREN:
         columns = c.ident_list()
     if c.accept("IN", "CLUSTER"):
-        c.ident()  # clusters are accepted and ignored: there is one compute cluster
+        check_cluster(c.ident())
     if c.accept("WITH"):
         c.paren_span()  # WITH (options) accepted and ignored
     c.expect("AS")
@@ -901,7 +905,7 @@ def _create_index(c: _Cursor, default: bool) -> m.CreateIndex:
     if not default and not c.is_word("ON") and not c.is_word("IN"):
         name = c.ident()
     if c.accept("IN", "CLUSTER"):
-        c.ident()
+        check_cluster(c.ident())
     c.expect("ON")
     on = c.name()
     c.accept("USING", "ARRANGEMENT")
@@ -930,6 +934,9 @@ def _drop(c: _Cursor) -> m.Drop | m.DropNamespace | m.DropRole:
     if c.is_word("ROLE") or c.is_word("USER") or c.is_word("GROUP"):
         from planner.role_syntax import parse_drop_role
         return parse_drop_role(c, c.peek().text.upper())
+    if c.is_word("CLUSTER"):
+        from planner.cluster_syntax import parse_drop_cluster
+        return parse_drop_cluster(c)
     for word in ("SCHEMA", "DATABASE"):
         if c.accept(word):
             if_exists = c.accept("IF", "EXISTS")

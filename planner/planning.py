@@ -266,6 +266,9 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return plan_create_source(ast, ctx, stmt.sql)
     if isinstance(ast, m.ROLE_STATEMENTS):
         return ast  # CREATE/ALTER/DROP ROLE need no planning: the adapter runs them as parsed
+    from planner.cluster_syntax import CLUSTER_STATEMENTS
+    if isinstance(ast, CLUSTER_STATEMENTS):
+        return ast  # CREATE/DROP CLUSTER REPLICA: likewise (server/adapter/clusters.py)
     from planner.privilege_syntax import PRIVILEGE_STATEMENTS
     if isinstance(ast, PRIVILEGE_STATEMENTS):
         return ast  # GRANT / REVOKE / ALTER ... OWNER TO: likewise (server/adapter/privileges.py)

@@ -78,7 +78,8 @@ def parse_create_source(c) -> CreateSource:
     if_not_exists = bool(c.accept("IF", "NOT", "EXISTS"))
     name = c.name()
     if c.accept("IN", "CLUSTER"):
-        c.ident()  # one compute cluster: accepted and ignored, as for views
+        from planner.cluster_syntax import check_cluster
+        check_cluster(c.ident())
     c.expect("FROM")
     if not c.accept("LOAD", "GENERATOR"):
         t = c.peek()

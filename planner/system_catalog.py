@@ -76,6 +76,7 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
     databases_of = getattr(ctx.catalog, "databases", None)
     schemas_of = getattr(ctx.catalog, "schemas", None)
     source_statistics = getattr(ctx.catalog, "source_statistics", None)
+    cluster_replicas = getattr(ctx.catalog, "cluster_replicas", None)
     from catalog.privileges import catalog_acls
     acls, owners = catalog_acls(ctx.catalog) if databases_of and schemas_of else ({}, {})
     snap = CatalogSnapshot(
@@ -85,7 +86,8 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
         databases=tuple(databases_of()) if databases_of else (("slipstream", 16384),),
         schemas=tuple(schemas_of()) if schemas_of else (("slipstream", "public", 2200),),
         defaults=_defaults(items, ctx), acls=acls, owners=owners, **_grants(ctx, items),
-        source_statistics=tuple(source_statistics()) if source_statistics else ())
+        source_statistics=tuple(source_statistics()) if source_statistics else (),
+        cluster_replicas=tuple(cluster_replicas()) if cluster_replicas else ())
     ctx.caches["system_snapshot"] = snap
     return snap
 

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--workers", type=int, default=int(os.environ.get("SLIPSTREAM_WORKERS", "2")),
                        help="dataflow workers in the replica (Spark barrier tasks)")
     serve.add_argument("--spark-master", default=os.environ.get("SLIPSTREAM_SPARK_MASTER"),
-                       help="Spark master URL (default: local[workers + 1])")
+                       help="Spark master URL (default: local mode, a task slot per replica worker plus room for one more replica)")
     serve.add_argument("--advertise-host", default=os.environ.get("SLIPSTREAM_ADVERTISE_HOST", "127.0.0.1"),
                        help="address Spark executors use to reach this process")
     serve.add_argument("--log-level", default=os.environ.get("SLIPSTREAM_LOG_LEVEL", "INFO"))

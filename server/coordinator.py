@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from catalog.durable import DEFAULT_DATABASE, Catalog, drop_closure
 from catalog.items import CatalogItem, ItemKind
+from catalog.replicas import ClusterReplicas, ReplicaStatus
 from dataflow.batch import advance_times, concat, consolidate
 from dataflow.controller import ComputeController, StepOutput
 from dataflow.errors import SqlError, SqlState
@@ -48,7 +49,7 @@ RELEASE_MEMORY_AFTER_ROWS = 100_000
 class CoordinatorConfig:
     data_dir: Path
     workers: int = 2
-    spark_master: str | None = None  # default local[workers + 1]
+    spark_master: str | None = None  # default: local mode with a slot per replica worker, see start()
     advertise_host: str = "127.0.0.1"
     spark_conf: dict[str, str] = field(default_factory=dict)
 
@@ -59,6 +60,7 @@ class Coordinator:
         self.catalog: Catalog | None = None
         self.storage: StorageController | None = None
         self.compute: ComputeController | None = None
+        self.replicas = ClusterReplicas.default()  # the compute cluster's replicas, as recorded
         self.oracle: TimestampOracle | None = None
         self.write_lock = asyncio.Lock()
         self.errors: dict[str, SqlError] = {}  # collections whose dataflow hit an evaluation error
@@ -93,13 +95,22 @@ class Coordinator:
         self.oracle = TimestampOracle(
             load=lambda: int(catalog.get_setting("oracle_high_water") or 0),
             store=lambda v: catalog.set_setting("oracle_high_water", str(v)))
-        master = self.config.spark_master or f"local[{self.config.workers + 1}]"
+        self.replicas = ClusterReplicas.load(catalog)
+        catalog.cluster_replicas = self.replica_statuses  # mz_cluster_replicas and SHOW CLUSTER REPLICAS
+        sizes = [spec.workers(self.config.workers) for spec in self.replicas.specs]
+        # Local mode: a task slot per worker of every replica, room for one more replica of the
+        # default size (CREATE CLUSTER REPLICA), and one for other Spark work.
+        master = self.config.spark_master or f"local[{sum(sizes) + self.config.workers + 1}]"
         self.spark = await asyncio.to_thread(make_spark_session, master, "slipstream", self.config.spark_conf)
-        self.compute = ComputeController(self.config.workers, data_dir / "persist",
+        first, *others = self.replicas.specs
+        self.compute = ComputeController(sizes[0], data_dir / "persist",
                                          advertise_host=self.config.advertise_host,
-                                         listen_host="0.0.0.0" if self.config.advertise_host != "127.0.0.1" else "127.0.0.1")
+                                         listen_host="0.0.0.0" if self.config.advertise_host != "127.0.0.1" else "127.0.0.1",
+                                         replica_name=first.name)
         self.compute.errors = self.errors  # one record of errored collections
         await self.compute.start(self.spark)
+        for spec, size in zip(others, sizes[1:]):
+            await self.compute.add_replica(spec.name, size)
         await self._bootstrap()
         await self.sources.start()
         self._tasks.append(asyncio.ensure_future(self._tick_loop()))
@@ -125,6 +136,16 @@ class Coordinator:
         for item in items:
             if item.kind is ItemKind.MATERIALIZED_VIEW:
                 self._start_materialized_view(item, self._plan_definition(item), ts)
+
+    def replica_statuses(self) -> list[ReplicaStatus]:
+        running = self.compute.replicas if self.compute is not None else {}
+        statuses = []
+        for spec in self.replicas.specs:
+            replica = running.get(spec.name)
+            if replica is not None:
+                statuses.append(ReplicaStatus(spec.id, spec.name, replica.workers, replica.live,
+                                              replica.status_changed))
+        return statuses
 
     def _plan_definition(self, item: CatalogItem) -> Plan:
         from planner import plan_statement

@@ -4,6 +4,7 @@ these), generated from the same objects as pg_catalog."""
 from __future__ import annotations
 
 from catalog.items import ItemKind
+from catalog.replicas import CLUSTER
 from catalog.system.pg_catalog import index_definition, user_items, view_definition
 from catalog.system.relations import relation
 from catalog.system.snapshot import CatalogSnapshot
@@ -101,7 +102,25 @@ def mz_databases(snap: CatalogSnapshot):
 
 @relation("mz_catalog", "mz_clusters", 16108, "id text, name text, owner_id text, size text, replication_factor int4")
 def mz_clusters(snap: CatalogSnapshot):
-    return [("u1", "default", "s1", None, 1)]
+    """The one compute cluster; its replicas are created one by one (size NULL, as Materialize
+    shows an unmanaged cluster), and replication_factor counts them."""
+    return [("u1", CLUSTER, "s1", None, len(snap.cluster_replicas))]
+
+
+@relation("mz_catalog", "mz_cluster_replicas", 16114,
+          "id text, name text, cluster_id text, size text, availability_zone text, owner_id text")
+def mz_cluster_replicas(snap: CatalogSnapshot):
+    return [(r.id, r.name, "u1", str(r.workers), None, "s1") for r in snap.cluster_replicas]
+
+
+@relation("mz_internal", "mz_cluster_replica_statuses", 16115,
+          "replica_id text, process_id int8, status text, reason text, updated_at timestamptz")
+def mz_cluster_replica_statuses(snap: CatalogSnapshot):
+    """One row per worker of each replica: online, or offline while the replica (re)starts."""
+    import datetime as dt
+    return [(r.id, w, "online" if r.online else "offline", None,
+             dt.datetime.fromtimestamp(r.changed_at, dt.timezone.utc))
+            for r in snap.cluster_replicas for w in range(r.workers)]
 
 
 @relation("mz_catalog", "mz_sources", 16109, "id text, oid oid, schema_id text, name text, type text, owner_id text")

@@ -60,6 +60,8 @@ class CatalogSnapshot:
     defaults: dict = field(default_factory=dict, hash=False, compare=False)
     # Running sources' statistics (storage.sources.base.SourceStatistics), for mz_internal.
     source_statistics: tuple = ()
+    # The compute cluster's replicas (catalog.replicas.ReplicaStatus), for mz_cluster_replicas.
+    cluster_replicas: tuple = ()
     # aclitem[] text per object key (catalog/privileges.py: ("item", id), ("schema", "db.s"),
     # ("database", db)), None where nothing was granted; owners of databases and schemas.
     acls: dict = field(default_factory=dict, hash=False, compare=False)

@@ -26,9 +26,11 @@ from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToP
                                 ExplainPlan, FetchPlan, InsertPlan, SelectPlan, SetVariablePlan, ShowPlan,
                                 SubscribePlan, TransactionPlan, UpdatePlan)
 from server.adapter.copy_in import parse_copy
+from planner.cluster_syntax import CLUSTER_STATEMENTS
 from planner.mz_ast import ROLE_STATEMENTS
 from server.adapter.finishing import finish
 from server.adapter.own_writes import pending_by_table, refuse_derived_reads, with_own_writes
+from server.adapter.clusters import execute_cluster_statement
 from server.adapter.roles import execute_role_statement
 from server.adapter import privileges
 from server import limits
@@ -255,6 +257,8 @@ class SlipstreamAdapter:
             return EmptyQuery()
         if isinstance(plan, ROLE_STATEMENTS):
             return await execute_role_statement(self.coord, session, plan)
+        if isinstance(plan, CLUSTER_STATEMENTS):
+            return await execute_cluster_statement(self.coord, session, plan)
         from server.adapter.sources import CreateSourcePlan, create_source
         if isinstance(plan, CreateSourcePlan):
             return await create_source(self.coord, session, plan)

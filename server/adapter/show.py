@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from catalog.durable import Catalog
 from catalog.items import ItemKind
+from catalog.replicas import CLUSTER
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import TEXT, BOOL, Column
 from server.api import Rows, Session
 from server.adapter.vars import DEFAULTS, get_var
+from planner.show import show_columns
 from planner.statements import ShowPlan
 
 
@@ -26,20 +27,21 @@ class _InDatabase:
 
 def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     what = plan.what.lower()
+    columns = list(show_columns(plan))
     database = session.vars.get("database", "slipstream")
     catalog = _InDatabase(catalog, database)
     if what == "tables":
         items = sorted((i for i in catalog.items() if i.kind is ItemKind.TABLE and (plan.schema in (None, i.schema))),
                        key=lambda i: i.name)
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(i.name, "") for i in items])
+        return Rows(columns, [(i.name, "") for i in items])
     if what == "views":
         items = sorted((i for i in catalog.items() if i.kind is ItemKind.VIEW and (plan.schema in (None, i.schema))),
                        key=lambda i: i.name)
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(i.name, "") for i in items])
+        return Rows(columns, [(i.name, "") for i in items])
     if what in ("materialized views", "materialized_views"):
         items = sorted((i for i in catalog.items() if i.kind is ItemKind.MATERIALIZED_VIEW
                         and (plan.schema in (None, i.schema))), key=lambda i: i.name)
-        return Rows([Column("name", TEXT), Column("cluster", TEXT), Column("comment", TEXT)],
+        return Rows(columns,
                     [(i.name, "quickstart", "") for i in items])
     if what == "indexes":
         items = [i for i in catalog.items() if i.kind is ItemKind.INDEX]
@@ -51,52 +53,58 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
             on = catalog.get(i.index_on)
             key = "{" + ",".join(on.columns[k].name for k in i.index_key) + "}"
             rows.append((i.name, on.name, "quickstart", key, ""))
-        return Rows([Column("name", TEXT), Column("on", TEXT), Column("cluster", TEXT), Column("key", TEXT),
-                     Column("comment", TEXT)], rows)
+        return Rows(columns, rows)
     if what == "columns":
         item = catalog.get(plan.name)
-        return Rows([Column("name", TEXT), Column("nullable", BOOL), Column("type", TEXT), Column("comment", TEXT)],
+        return Rows(columns,
                     [(c.name, c.nullable, c.type.name, "") for c in item.columns])
     if what.startswith("create"):
         item = catalog.get(plan.name)
-        return Rows([Column("name", TEXT), Column("create_sql", TEXT)], [(item.qualified_name, item.create_sql)])
+        return Rows(columns, [(item.qualified_name, item.create_sql)])
     if what == "databases":
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(n, "") for n, _ in catalog.databases()])
+        return Rows(columns, [(n, "") for n, _ in catalog.databases()])
     if what == "schemas":
-        return Rows([Column("name", TEXT), Column("comment", TEXT)],
+        return Rows(columns,
                     [(n, "") for _, n, _ in catalog.schemas(database)])
     if what == "clusters":
-        return Rows([Column("name", TEXT), Column("replicas", TEXT), Column("comment", TEXT)],
-                    [("quickstart", "r1 (local)", "")])
+        replicas = ", ".join(f"{r.name} ({r.workers})" for r in _replicas(catalog))
+        return Rows(columns,
+                    [(CLUSTER, replicas, "")])
     if what == "cluster replicas":
-        return Rows([Column("cluster", TEXT), Column("replica", TEXT), Column("size", TEXT),
-                     Column("ready", BOOL), Column("comment", TEXT)], [("quickstart", "r1", "local", True, "")])
+        return Rows(columns,
+                    [(CLUSTER, r.name, str(r.workers), r.online, "") for r in _replicas(catalog)])
     if what == "objects":
         items = sorted((i for i in catalog.items() if plan.schema in (None, i.schema)), key=lambda i: i.name)
-        return Rows([Column("name", TEXT), Column("type", TEXT), Column("comment", TEXT)],
+        return Rows(columns,
                     [(i.name, i.kind.value, "") for i in items])
     if what == "sources":
         from catalog.system.mz_catalog import source_type
         items = sorted((i for i in catalog.items() if i.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE)
                         and plan.schema in (None, i.schema)), key=lambda i: i.name)
-        return Rows([Column("name", TEXT), Column("type", TEXT), Column("cluster", TEXT), Column("comment", TEXT)],
+        return Rows(columns,
                     [(i.name, source_type(i), "quickstart" if i.kind is ItemKind.SOURCE else None, "")
                      for i in items])
     if what == "sinks":  # none exist yet
-        return Rows([Column("name", TEXT), Column("type", TEXT), Column("cluster", TEXT), Column("comment", TEXT)], [])
+        return Rows(columns, [])
     if what in ("secrets", "connections"):
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [])
+        return Rows(columns, [])
     if what == "roles":
         roles_of = getattr(catalog, "roles", None)
         names = sorted(r.name for r in roles_of()) if roles_of else [session.user]
-        return Rows([Column("name", TEXT), Column("comment", TEXT)], [(n, "") for n in names])
+        return Rows(columns, [(n, "") for n in names])
     if what == "all":
         names = sorted(set(DEFAULTS) | set(session.vars))
-        return Rows([Column("name", TEXT), Column("setting", TEXT), Column("description", TEXT)],
+        return Rows(columns,
                     [(n, get_var(session.vars, n), "") for n in names])
     if what in ("variable", "var"):
         value = get_var(session.vars, plan.name)
         if value is None:
             raise SqlError(SqlState.UNDEFINED_OBJECT, f'unrecognized configuration parameter "{plan.name}"')
-        return Rows([Column(plan.name.lower(), TEXT)], [(value,)])
+        return Rows(columns, [(value,)])
     raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"SHOW {plan.what} not yet supported")
+
+
+def _replicas(catalog) -> list:
+    """The running replicas (catalog.replicas.ReplicaStatus); none without a coordinator."""
+    statuses = getattr(catalog, "cluster_replicas", None)
+    return list(statuses()) if statuses else []

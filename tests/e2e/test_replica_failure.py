@@ -6,49 +6,14 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 
 import psycopg
 import pytest
 
 from tests.support.clients import psycopg_connect
+from tests.support.spark_workers import dataflow_worker_pids
 
 pytestmark = pytest.mark.e2e
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def _dataflow_worker_pids(server_pid: int) -> list[int]:
-    """Spark's forked Python workers: pyspark.daemon processes whose parent is the daemon."""
-    daemons = set()
-    for pid in _descendants(server_pid):
-        try:
-            if b"pyspark.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                daemons.add(pid)
-        except OSError:
-            continue
-    workers = []
-    for pid in daemons:
-        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-        if ppid in daemons:
-            workers.append(pid)
-    return workers
 
 
 def _eventually(conn, sql: str, expected, timeout: float = 120.0):
@@ -80,7 +45,7 @@ def test_killed_worker_restarts_replica_and_views_rehydrate(fresh_slipstream):
         sub.execute("DECLARE cur CURSOR FOR SUBSCRIBE m")
         assert len(sub.execute("FETCH ALL cur WITH (timeout = '5s')").fetchall()) == 2
 
-        workers = _dataflow_worker_pids(server.process.pid)
+        workers = dataflow_worker_pids(server.process.pid)
         assert len(workers) == 2, workers
         os.kill(workers[0], signal.SIGKILL)
 
@@ -95,7 +60,7 @@ def test_killed_worker_restarts_replica_and_views_rehydrate(fresh_slipstream):
         conn.execute("INSERT INTO t VALUES (2, 10)")
         assert conn.execute("SELECT * FROM m ORDER BY g").fetchall() == [(1, 3), (2, 15)]
         assert conn.execute("SELECT * FROM c ORDER BY g").fetchall() == [(1, 2), (2, 2)]
-        new_workers = _dataflow_worker_pids(server.process.pid)
+        new_workers = dataflow_worker_pids(server.process.pid)
         assert workers[0] not in new_workers and len(new_workers) >= 2
 
 
@@ -110,7 +75,7 @@ def test_views_created_while_the_replica_restarts_count_their_rows_once(fresh_sl
         conn.execute("CREATE TABLE base (k int)")
         conn.execute("INSERT INTO base VALUES (1)")
         assert conn.execute("SELECT count(*) FROM base").fetchall() == [(1,)]
-        workers = _dataflow_worker_pids(server.process.pid)
+        workers = dataflow_worker_pids(server.process.pid)
         os.kill(workers[0], signal.SIGKILL)
         time.sleep(0.5)   # the controller notices the lost worker and starts the new replica
         made = []
