@@ -108,8 +108,10 @@ class ReplicaLost(SqlError):
 
 class ComputeController:
     def __init__(self, workers: int, data_dir: Path, listen_host: str = "127.0.0.1",
-                 advertise_host: str = "127.0.0.1", replica_name: str = "r1") -> None:
+                 advertise_host: str = "127.0.0.1", replica_name: str = "r1",
+                 replica_memory_bytes: int | None = None) -> None:
         self.workers = workers  # the first replica's size
+        self.replica_memory_bytes = replica_memory_bytes  # each replica's memory limit (None: none)
         self.first_replica = replica_name
         self.data_dir = data_dir
         self.listen_host = listen_host
@@ -175,7 +177,7 @@ class ComputeController:
         port = replica.server.sockets[0].getsockname()[1]
         replica.job = SparkReplica(self._spark, replica.workers, (self.advertise_host, port), self.data_dir,
                                    self.advertise_host, lambda error: self._on_job_exit(replica, error),
-                                   name=replica.name)
+                                   name=replica.name, memory_limit_bytes=self.replica_memory_bytes)
         replica.job.start()
         await asyncio.wait_for(replica.connected.wait(), timeout=300)
         log.info("replica %s of %d workers connected", replica.name, replica.workers)

@@ -8,9 +8,10 @@ inbox keyed by tag, so a sender never blocks on a peer that is busy sending to i
 sent to this one (its own included), in worker order. All workers call it with the same tags in
 the same order; the tag (dataflow key, step number, channel) keeps concurrent exchanges apart.
 
-A dataflow that fails on one worker (an engine bug) is aborted on all of them at once:
-`abort(key, message)` tells every peer, whose exchanges for that dataflow then raise
-`DataflowAborted` instead of waiting for parts that will never come.
+A dataflow that fails on one worker (an engine bug, or its state past the replica's memory
+limit) is aborted on all of them at once: `abort(key, error)` tells every peer, whose exchanges
+for that dataflow then raise `DataflowAborted` (carrying the same error) instead of waiting for
+parts that will never come.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from dataflow.batch import concat, partition
+from dataflow.errors import SqlError
 from dataflow.transport import recv_frame, send_frame
 
 EXCHANGE_TIMEOUT_SECONDS = 120.0
@@ -33,9 +35,9 @@ _ABORT = "abort"   # the tag of an abort notice: (_ABORT, dataflow key)
 class DataflowAborted(Exception):
     """The dataflow failed on another worker of the replica."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, error: SqlError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class PeerNetwork:
@@ -100,21 +102,21 @@ class PeerNetwork:
                 self._failed = e
                 self._cond.notify_all()
 
-    def _mark_aborted(self, key: Any, message: str) -> None:
+    def _mark_aborted(self, key: Any, error: SqlError) -> None:
         """Record that dataflow `key` failed; drop the parts already received for it. Holds _cond."""
-        self._aborted.setdefault(key, message)
+        self._aborted.setdefault(key, error)
         for tag in [t for t in self._inbox if t[0] == key]:
             del self._inbox[tag]
 
-    def abort(self, key: Any, message: str) -> None:
-        """Dataflow `key` failed here: fail it on every peer too."""
+    def abort(self, key: Any, error: SqlError) -> None:
+        """Dataflow `key` failed here with `error`: fail it on every peer too."""
         with self._cond:
-            self._mark_aborted(key, message)
+            self._mark_aborted(key, error)
         for j, sock in self._out.items():
             with self._out_locks[j]:
-                send_frame(sock, ((_ABORT, key), message))
+                send_frame(sock, ((_ABORT, key), error))
 
-    def aborted(self, key: Any) -> str | None:
+    def aborted(self, key: Any) -> SqlError | None:
         """Why dataflow `key` failed on some worker, or None."""
         with self._cond:
             return self._aborted.get(key)
@@ -168,12 +170,12 @@ class DataflowExchange:
         got = self._network.exchange((self.key, self.step_number, channel), parts)
         return concat(got)
 
-    def abort(self, message: str) -> None:
+    def abort(self, error: SqlError) -> None:
         """This dataflow failed on this worker: fail it on the others too."""
         if self._network is not None:
-            self._network.abort(self.key, message)
+            self._network.abort(self.key, error)
 
-    def aborted(self) -> str | None:
+    def aborted(self) -> SqlError | None:
         """Why this dataflow failed on another worker, if it did."""
         return None if self._network is None else self._network.aborted(self.key)
 

@@ -45,7 +45,8 @@ class SparkReplica:
     """A replica of W workers running as one Spark barrier job."""
 
     def __init__(self, spark, workers: int, controller: tuple[str, int], data_dir: Path,
-                 advertise_host: str, on_exit: Callable[[BaseException | None], None], name: str = "r1") -> None:
+                 advertise_host: str, on_exit: Callable[[BaseException | None], None], name: str = "r1",
+                 memory_limit_bytes: int | None = None) -> None:
         self.spark = spark
         self.workers = workers
         self.controller = controller
@@ -53,6 +54,7 @@ class SparkReplica:
         self.advertise_host = advertise_host
         self.on_exit = on_exit
         self.name = name
+        self.memory_limit_bytes = memory_limit_bytes  # the replica's; each worker gets its share
         self._thread: threading.Thread | None = None
         self.group = f"slipstream-replica-{name}-{id(self)}"
 
@@ -62,6 +64,7 @@ class SparkReplica:
 
     def _run(self) -> None:
         controller, data_dir, workers = self.controller, str(self.data_dir), self.workers
+        worker_limit = None if self.memory_limit_bytes is None else self.memory_limit_bytes // workers
 
         def task(_rows):
             from pyspark import BarrierTaskContext
@@ -74,7 +77,8 @@ class SparkReplica:
             if controller[0] in ("127.0.0.1", "localhost"):
                 host = "127.0.0.1"
             run_worker(ctx.partitionId(), workers, controller, Path(data_dir),
-                       all_gather=lambda msg: list(ctx.allGather(msg)), advertise_host=host)
+                       all_gather=lambda msg: list(ctx.allGather(msg)), advertise_host=host,
+                       memory_limit_bytes=worker_limit)
             return iter([])
 
         error: BaseException | None = None

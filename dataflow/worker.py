@@ -31,6 +31,7 @@ from dataflow.plan import Get, IndexLookup, LetRec, children, collections_read, 
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
                                WorkerError)
+from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
 from dataflow.render import Dataflow
 from dataflow.transport import recv_frame, send_frame
 from dataflow.types import SqlType, arrow_schema
@@ -109,9 +110,12 @@ class RunningDataflow:
 
 class Worker:
     def __init__(self, index: int, count: int, data_dir: Path, network: PeerNetwork | None,
-                 send: Callable[[object], None]) -> None:
+                 send: Callable[[object], None], memory_limit_bytes: int | None = None) -> None:
         self.index = index
         self.count = count
+        # This worker's share of the replica's memory limit, in bytes Arrow holds (the engine's
+        # state and batches): a dataflow step that grows past it fails that dataflow (53200).
+        self.memory_limit_bytes = memory_limit_bytes
         self.data_dir = data_dir
         self.network = network
         self.send = send
@@ -190,6 +194,10 @@ class Worker:
             if trace is None:
                 self._report_failure(command, SqlError(SqlState.UNDEFINED_TABLE, f"unknown collection {id}"))
                 return
+            if trace.error is not None and id not in self.dataflows:
+                # Its dataflow failed and is gone: the collection will not advance any more.
+                self._report_failure(command, trace.error)
+                return
             as_of = max(as_of, trace.compacted_to)
         if as_of != command.as_of and command.sink == "peek":
             # A peek must see exactly its time; that history is gone.
@@ -207,7 +215,10 @@ class Worker:
             trace.upper = min(trace.upper, as_of)
         exchange = DataflowExchange(self.network, command.id, self.index, self.count, command.generation)
         try:
-            dataflow = Dataflow(command.plan, as_of, exchange)
+            # One join step may not build more than the worker's whole share of the memory limit.
+            step_limit = DEFAULT_STEP_LIMIT_BYTES if self.memory_limit_bytes is None \
+                else min(DEFAULT_STEP_LIMIT_BYTES, self.memory_limit_bytes)
+            dataflow = Dataflow(command.plan, as_of, exchange, step_limit_bytes=step_limit)
         except SqlError as e:
             self._report_failure(command, e)
             return
@@ -247,8 +258,12 @@ class Worker:
         """End a dataflow with `error`: its collection (if any) answers the error from now on."""
         command = running.command
         self.dataflows.pop(command.id, None)
-        if command.id in self.collections:
-            self.collections[command.id].error = error
+        if command.sink in ("index", "persist"):
+            trace = self.collections.get(command.id)
+            if trace is None:  # it failed in its first step: readers get the error, not "unknown"
+                trace = self.collections[command.id] = CollectionTrace(output_types(command.plan), 0)
+                trace.compacted_to = command.as_of
+            trace.error = error
         self._report_failure(command, error)
 
     def _report_failure(self, command: CreateDataflow, error: SqlError) -> None:
@@ -259,6 +274,24 @@ class Worker:
                                      command.as_of, [error], command.generation))
 
     # -- stepping -------------------------------------------------------------------------------
+
+    def _over_memory_limit(self, held_before: int) -> bool:
+        """Whether the step just made grew this worker's memory past its limit. Only a step
+        that grew counts: what the worker already held (tables, other views) is not this
+        dataflow's doing, and failing it would free nothing."""
+        if self.memory_limit_bytes is None:
+            return False
+        held = pa.total_allocated_bytes()
+        return held > self.memory_limit_bytes and held > held_before
+
+    def _out_of_memory(self) -> SqlError:
+        limit_mb = self.memory_limit_bytes / (1 << 20)
+        return SqlError(
+            SqlState.OUT_OF_MEMORY,
+            f"out of memory: this result needs more than the replica's memory limit allows "
+            f"({limit_mb:,.0f} MB per worker, {limit_mb * self.count:,.0f} MB for the replica)",
+            hint="Make the query or view smaller (a filter, fewer columns, a missing join condition), "
+                 "or start the server with a larger --replica-memory-limit.")
 
     def _input_upper(self, running: RunningDataflow) -> int:
         if not running.inputs:
@@ -282,7 +315,7 @@ class Worker:
             return
         peer_failure = running.exchange.aborted()
         if peer_failure is not None:   # failed on another worker: fail here too, at once
-            self._fail(running, SqlError(SqlState.INTERNAL_ERROR, peer_failure))
+            self._fail(running, peer_failure)
             return
         inputs: dict[str, pa.Table] = {}
         for id, batches in running.pending.items():
@@ -310,19 +343,25 @@ class Worker:
         if idle and any(b.num_rows for b in inputs.values()):
             # Cannot happen (every update fed is recorded in dirty_upper): never drop one.
             raise AssertionError(f"dataflow {command.id} has input but none of its inputs changed")
+        held_before = pa.total_allocated_bytes()
         try:
             # An idle step runs nothing (no exchanges): its output is empty on every worker.
             output = empty_batch(output_types(command.plan)) if idle else running.dataflow.step(inputs, target)
         except ConnectionError:
             raise  # a peer died: the whole replica restarts
         except DataflowAborted as e:  # it failed on another worker, which told every worker
-            self._fail(running, SqlError(SqlState.INTERNAL_ERROR, e.message))
+            self._fail(running, e.error)
             return
         except Exception as e:  # an engine bug: fail this dataflow, keep the replica serving others
             log.exception("worker %d: dataflow %s failed", self.index, command.id)
             error = SqlError(SqlState.INTERNAL_ERROR, f"internal error in dataflow {command.id}: {type(e).__name__}: {e}")
             # Its peers may be waiting for this worker's part of an exchange: fail it there too.
-            running.exchange.abort(error.message)
+            running.exchange.abort(error)
+            self._fail(running, error)
+            return
+        if self._over_memory_limit(held_before):
+            error = self._out_of_memory()
+            running.exchange.abort(error)   # peers fail it too (one may hold less)
             self._fail(running, error)
             return
         errors.extend(running.dataflow.errors[seen:])
@@ -402,7 +441,8 @@ def _extract_lookups(plan):
 
 
 def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Path,
-               all_gather: Callable[[str], list[str]] | None = None, advertise_host: str = "127.0.0.1") -> None:
+               all_gather: Callable[[str], list[str]] | None = None, advertise_host: str = "127.0.0.1",
+               memory_limit_bytes: int | None = None) -> None:
     """Connect to the controller and the peers, then serve commands until shutdown or disconnect."""
     network = None
     if count > 1:
@@ -422,7 +462,7 @@ def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Pa
             send_frame(sock, message)
 
     send(Hello(index, count))
-    worker = Worker(index, count, data_dir, network, send)
+    worker = Worker(index, count, data_dir, network, send, memory_limit_bytes)
     try:
         while True:
             command = recv_frame(sock)

@@ -55,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
                        help="default idle_in_transaction_session_timeout, e.g. 10min (default 0: none)")
     serve.add_argument("--max-result-size", default=os.environ.get("SLIPSTREAM_MAX_RESULT_SIZE"),
                        help="default max_result_size of one query's result, e.g. 512MB (default 1GB)")
+    serve.add_argument("--replica-memory-limit", default=os.environ.get("SLIPSTREAM_REPLICA_MEMORY_LIMIT"),
+                       help="memory each replica's dataflows may hold, e.g. 4GB, shared by its workers; "
+                            "a result that needs more fails with 53200 (default: 40%% of this machine's "
+                            "memory; 'none' for no limit)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -92,8 +96,12 @@ def main(argv: list[str] | None = None) -> int:
             except OSError as e:
                 parser.error(f"--default-password-file: {e}")
             password = lines[0] if lines else ""
+        try:
+            replica_memory = limits.replica_memory_bytes(args.replica_memory_limit)
+        except SqlError as e:
+            parser.error(str(e))
         run(args.host, args.port, args.data_dir, args.workers, args.spark_master, args.advertise_host,
-            auth=auth, default_password=password or None)
+            auth=auth, default_password=password or None, replica_memory_bytes=replica_memory)
     return 0
 
 

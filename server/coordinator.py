@@ -52,6 +52,7 @@ class CoordinatorConfig:
     spark_master: str | None = None  # default: local mode with a slot per replica worker, see start()
     advertise_host: str = "127.0.0.1"
     spark_conf: dict[str, str] = field(default_factory=dict)
+    replica_memory_bytes: int | None = None  # each replica's memory limit (server/limits.py)
 
 
 class Coordinator:
@@ -106,7 +107,8 @@ class Coordinator:
         self.compute = ComputeController(sizes[0], data_dir / "persist",
                                          advertise_host=self.config.advertise_host,
                                          listen_host="0.0.0.0" if self.config.advertise_host != "127.0.0.1" else "127.0.0.1",
-                                         replica_name=first.name)
+                                         replica_name=first.name,
+                                         replica_memory_bytes=self.config.replica_memory_bytes)
         self.compute.errors = self.errors  # one record of errored collections
         await self.compute.start(self.spark)
         for spec, size in zip(others, sizes[1:]):

@@ -56,12 +56,13 @@ async def serve(host: str, port: int, config: CoordinatorConfig, auth: AuthConfi
 
 
 def run(host: str, port: int, data_dir: Path, workers: int, spark_master: str | None,
-        advertise_host: str, auth: AuthConfig | None = None, default_password: str | None = None) -> None:
+        advertise_host: str, auth: AuthConfig | None = None, default_password: str | None = None,
+        replica_memory_bytes: int | None = None) -> None:
     try:
         import uvloop
         uvloop.install()
     except ImportError:  # uvloop is a dependency; fall back only where it cannot build
         pass
     config = CoordinatorConfig(data_dir=data_dir.resolve(), workers=workers, spark_master=spark_master,
-                               advertise_host=advertise_host)
+                               advertise_host=advertise_host, replica_memory_bytes=replica_memory_bytes)
     asyncio.run(serve(host, port, config, auth, default_password))

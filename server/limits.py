@@ -13,6 +13,11 @@ and the like set at start):
   name): a one-off query whose result is larger fails with 53000-class 53200 `result exceeds max
   size of 1073.7 MB` (Materialize's words) instead of holding it all in memory.
 
+* the replica memory limit (`slipstream serve --replica-memory-limit`, server-wide): what each
+  replica's dataflows may hold, shared evenly by its workers; a dataflow step that grows a
+  worker past its share fails that query or view with 53200 (dataflow/worker.py) instead of the
+  operating system killing the replica under everyone.
+
 Durations are PostgreSQL's: a number in milliseconds or with a unit (us, ms, s, min, h, d);
 sizes take B, kB, MB, GB, TB (PostgreSQL's memory units, base 1024).
 """
@@ -116,3 +121,22 @@ def _pretty(n: int) -> str:
     if k == 0:
         return f"{n} B"
     return f"{n / 1000 ** k:.1f} {'KMGT'[k - 1]}B"
+
+
+DEFAULT_REPLICA_MEMORY_SHARE = 0.4
+
+
+def replica_memory_bytes(value: str | None) -> int | None:
+    """The replica memory limit: a size, 'none', or (None) 40% of this machine's memory.
+
+    >>> replica_memory_bytes("4GB")
+    4294967296
+    >>> replica_memory_bytes("none") is None
+    True
+    """
+    if value is None:
+        import os
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") * DEFAULT_REPLICA_MEMORY_SHARE)
+    if value.strip().lower() == "none":
+        return None
+    return parse_size_bytes("replica_memory_limit", value)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from dataflow.errors import SqlState
+from dataflow.errors import SqlError, SqlState
 from dataflow.expr import AggregateExpr
 from dataflow.peers import PeerNetwork
 from dataflow.plan import Constant, Reduce
@@ -80,8 +80,31 @@ def test_a_peer_failure_reaches_a_worker_that_has_not_stepped_yet(tmp_path):
     there): the worker fails it when it comes to it, without waiting in an exchange."""
     workers, sent = _replica(tmp_path)
     _on_all(workers, CreateDataflow("u3", COUNT, 0, "index"))
-    workers[0].dataflows["u3"].exchange.abort("internal error in dataflow u3: injected")
+    workers[0].dataflows["u3"].exchange.abort(SqlError(SqlState.INTERNAL_ERROR, "internal error in dataflow u3: injected"))
     workers[0].dataflows.pop("u3")
     workers[1].handle(AdvanceUpper({}, (), 1))   # worker 1 alone: it must not wait for worker 0
     failures = [o for o in _outputs(sent[1], "u3") if o.errors]
     assert [e.message for o in failures for e in o.errors] == ["internal error in dataflow u3: injected"]
+
+
+def test_a_dataflow_growing_past_the_memory_limit_fails_with_53200_on_every_worker(tmp_path):
+    """The replica's memory limit: a step that grows a worker's Arrow memory past its share fails
+    that dataflow with 53200 (and its peers with the same error), freeing its state, while a
+    dataflow that did not grow keeps running. (Both workers share this process's allocator here:
+    only worker 0 is given a limit.)"""
+    import pyarrow as pa
+
+    workers, sent = _replica(tmp_path)
+    _on_all(workers, CreateDataflow("u2", COUNT, 0, "index"))
+    _on_all(workers, AdvanceUpper({}, (), 1))
+    workers[0].memory_limit_bytes = pa.total_allocated_bytes() + (2 << 20)
+    big = Constant(tuple((i,) for i in range(300_000)), (INT8,))
+    _on_all(workers, CreateDataflow("u1", big, 1, "index"))
+    _on_all(workers, AdvanceUpper({}, (), 2))
+    _on_all(workers, AdvanceUpper({}, (), 3))   # worker 1 finished step 2 first: it fails at its next
+    for w in range(2):
+        errors = [e for o in _outputs(sent[w], "u1") for e in o.errors]
+        assert [e.sqlstate for e in errors] == [SqlState.OUT_OF_MEMORY], (w, errors)
+        assert "memory limit" in errors[0].message
+        assert "u1" not in workers[w].dataflows
+        assert "u2" in workers[w].dataflows and not [o for o in _outputs(sent[w], "u2") if o.errors]
