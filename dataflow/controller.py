@@ -199,7 +199,8 @@ class ComputeController:
         self._forget(replica)
         replica.writers.clear()
         await self._start_job(replica)
-        self._sync(replica)
+        if not replica.dropped:  # (dropped while it started)
+            self._sync(replica)
 
     def _forget(self, replica: Replica) -> None:
         """`replica` computes nothing any more: take it out of every peek and dataflow; what only
@@ -233,7 +234,7 @@ class ComputeController:
 
     @staticmethod
     def _continues(state: _DataflowState, progress: _Progress) -> bool:
-        return progress.lower is not None and progress.lower <= state.frontier and bool(progress.parts)
+        return progress.lower is not None and progress.lower <= state.frontier
 
     def _sync(self, replica: Replica) -> None:
         """Send a (re)started replica the controller's state as it is now: every collection and
@@ -325,7 +326,7 @@ class ComputeController:
             if state is None or message.generation != state.command.generation:
                 return  # dropped, or a rebuilt dataflow's predecessor still talking
             progress = state.progress.get(replica.name)
-            if progress is None or not progress.parts:
+            if progress is None:
                 return  # the replica left this dataflow's stream
             progress.parts[message.worker].append(message)
             while all(progress.parts):
