@@ -66,6 +66,7 @@ class _DataflowState:
     command: CreateDataflow
     queue: asyncio.Queue
     frontier: int | None = None  # upper of the last step put on the queue (None: nothing yet)
+    start_as_of: int | None = None  # the as_of of the first output that started the stream
     # The stream lost every replica that could continue it: the next replica's first output (a
     # whole snapshot) is taken, after telling the reader (persist sinks correct the shard).
     resnapshot: bool = False
@@ -215,26 +216,36 @@ class ComputeController:
                 peek.future.set_exception(ReplicaLost())
         for id, state in list(self._dataflows.items()):
             state.progress.pop(replica.name, None)
-            if state.frontier is None or any(self._continues(state, p) for p in state.progress.values()):
-                continue
-            if state.command.sink == "subscribe":
-                state.queue.put_nowait(ReplicaLost())
-                self.drop_dataflow(id)
-            else:
-                # A replica yet to send its first output can give the snapshot; one that is ahead
-                # of the stream cannot join it and starts over (rare: it would have had to lose
-                # the only replica in step while it was catching up).
-                state.resnapshot = True
-                if not any(p.lower is None for p in state.progress.values()):
-                    for name in list(state.progress):
-                        log.warning("replica %s restarts to rebuild %s from a snapshot", name, id)
-                        other = self.replicas.get(name)
-                        if other is not None and other.job is not None:
-                            other.job.stop()
+            self._check_continuity(state)
+
+    def _check_continuity(self, state: _DataflowState) -> None:
+        """If no replica left can continue the dataflow's stream: a SUBSCRIBE ends with an error
+        (its reader must not see a gap); an index's or view's stream starts over from the next
+        snapshot. A replica yet to send its first output can give that snapshot; one that is
+        ahead of the stream cannot join it and starts over (rare: it would have had to lose the
+        only replica in step while it was catching up)."""
+        if state.frontier is None or any(self._continues(state, p) for p in state.progress.values()):
+            return
+        id = state.command.id
+        if state.command.sink == "subscribe":
+            state.queue.put_nowait(ReplicaLost())
+            self.drop_dataflow(id)
+            return
+        state.resnapshot = True
+        if not any(p.lower is None for p in state.progress.values()):
+            for name in list(state.progress):
+                log.warning("replica %s restarts to rebuild %s from a snapshot", name, id)
+                other = self.replicas.get(name)
+                if other is not None and other.job is not None:
+                    other.job.stop()
 
     @staticmethod
     def _continues(state: _DataflowState, progress: _Progress) -> bool:
-        return progress.lower is not None and progress.lower <= state.frontier
+        """Whether the replica's next step can extend the stream: it is in step, or its first
+        output is still to come from the same as_of as the one that started the stream."""
+        if progress.lower is None:
+            return progress.as_of == state.start_as_of and not state.resnapshot
+        return progress.lower <= state.frontier
 
     def _sync(self, replica: Replica) -> None:
         """Send a (re)started replica the controller's state as it is now: every collection and
@@ -329,7 +340,7 @@ class ComputeController:
             if progress is None:
                 return  # the replica left this dataflow's stream
             progress.parts[message.worker].append(message)
-            while all(progress.parts):
+            while all(progress.parts) and self._dataflows.get(message.id) is state:
                 parts = [q.popleft() for q in progress.parts]
                 upper = min(p.upper for p in parts)
                 self._merge_step(state, progress, parts, upper)
@@ -356,13 +367,25 @@ class ComputeController:
         only its updates at or after the stream's frontier are new (another replica may have
         delivered the rest; updates keep their exact times, so the cut is by time)."""
         lower, progress.lower = progress.lower, upper
+        as_of = max(p.as_of for p in parts)
         if lower is None:
-            if state.frontier is not None and not state.resnapshot:
-                return  # the stream is already past this replica's snapshot
-            if state.resnapshot:
-                state.resnapshot = False
-                state.queue.put_nowait(("rehydrate", progress.as_of))
-        elif state.frontier is None or state.resnapshot or lower > state.frontier or upper <= state.frontier:
+            if state.frontier is None or state.resnapshot:  # it starts the stream
+                if state.resnapshot:
+                    state.resnapshot = False
+                    state.queue.put_nowait(("rehydrate", as_of))
+                state.start_as_of = as_of
+            elif as_of == state.start_as_of:
+                # The contents at the stream's own start (times up to as_of advanced to it) and
+                # later updates at their exact times: past the frontier it continues the stream.
+                lower = as_of
+            else:
+                # A later start (a restarted replica): nothing to add until it is in step. If it
+                # was counted on to continue the stream (its worker started later than asked),
+                # nobody can now.
+                self._check_continuity(state)
+                return
+        if lower is not None and (state.frontier is None or state.resnapshot or lower > state.frontier
+                                  or upper <= state.frontier):
             return  # not adjacent to the stream (nothing yet, a gap) or already delivered
         errors = [e for p in parts for e in p.errors]
         batch = consolidate(concat([p.batch for p in parts]))

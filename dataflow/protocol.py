@@ -95,6 +95,7 @@ class DataflowOutput:
     upper: int
     errors: list[SqlError] = field(default_factory=list)
     generation: int = 0  # the CreateDataflow's: outputs of a replaced dataflow still in flight are dropped
+    as_of: int = 0  # the time the dataflow started at here (its command's, or later if that was compacted)
 
 
 @dataclass

@@ -23,11 +23,12 @@ def make_spark_session(master: str, app_name: str = "slipstream", extra_conf: di
     """The one Spark session of this process (the embedded driver of environmentd)."""
     from pyspark.sql import SparkSession
 
+    # Executors' Python workers run this interpreter's path (where Slipstream is installed; the
+    # docker image installs it at the same path on every node) unless PYSPARK_PYTHON says
+    # otherwise: Spark's default, `python3` on the PATH, may be one without Slipstream.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master.startswith("local"):
-        # Executors' Python workers must run this interpreter (with Slipstream installed) and talk
-        # to the driver over loopback.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # talk to the driver over loopback
     builder = (SparkSession.builder.master(master).appName(app_name)
                .config("spark.ui.enabled", "false")
                .config("spark.sql.shuffle.partitions", "4")

@@ -271,7 +271,7 @@ class Worker:
             self.send(PeekResult(command.id, self.index, None, error))
         else:
             self.send(DataflowOutput(command.id, self.index, empty_batch(output_types(command.plan)),
-                                     command.as_of, [error], command.generation))
+                                     command.as_of, [error], command.generation, command.as_of))
 
     # -- stepping -------------------------------------------------------------------------------
 
@@ -402,9 +402,11 @@ class Worker:
             # The controller tracks every collection's upper; a materialized view's output also goes
             # to the controller to be made durable in persist.
             sent = output if sink == "persist" else empty_batch(output_types(command.plan))
-            self.send(DataflowOutput(command.id, self.index, sent, target, errors, command.generation))
+            self.send(DataflowOutput(command.id, self.index, sent, target, errors, command.generation,
+                                     command.as_of))
         else:
-            self.send(DataflowOutput(command.id, self.index, output, target, errors, command.generation))
+            self.send(DataflowOutput(command.id, self.index, output, target, errors, command.generation,
+                                     command.as_of))
         if command.until is not None and target >= command.until:
             self.dataflows.pop(command.id, None)
 

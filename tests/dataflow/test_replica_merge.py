@@ -36,8 +36,9 @@ def _updates(*rows: tuple[int, int, int]) -> pa.Table:
         else batch_from_rows([], TYPES, 0)
 
 
-def _step(compute, replica: str, id: str, batch: pa.Table, upper: int, worker: int = 0) -> None:
-    compute._on_message(compute.replicas[replica], DataflowOutput(id, worker, batch, upper))
+def _step(compute, replica: str, id: str, batch: pa.Table, upper: int, worker: int = 0, as_of: int = 4) -> None:
+    """A worker's output for one step; `as_of` is the time its dataflow started at."""
+    compute._on_message(compute.replicas[replica], DataflowOutput(id, worker, batch, upper, as_of=as_of))
 
 
 def _drain(queue: asyncio.Queue) -> list:
@@ -108,13 +109,13 @@ def test_losing_one_replica_keeps_the_subscription_streaming():
 
 
 def test_a_subscription_no_replica_can_continue_ends_with_an_error():
-    """r2 was restarted and has only sent its snapshot, at a later time than the stream: when r1
-    is lost, nobody can deliver the updates in between, so the SUBSCRIBE ends instead of skipping
-    them."""
+    """r2 was restarted and has only sent its snapshot, from a later time than the stream's start
+    and past its frontier: when r1 is lost, nobody can deliver the updates in between, so the
+    SUBSCRIBE ends instead of skipping them."""
     compute = _controller({"r1": 1, "r2": 1})
     queue = compute.create_dataflow("s1", Get("u1", TYPES), 4, "subscribe")
     _step(compute, "r1", "s1", _updates((1, 4, 1)), 5)
-    _step(compute, "r2", "s1", _updates((1, 4, 1), (2, 6, 1)), 7)   # its first output, ahead
+    _step(compute, "r2", "s1", _updates((1, 6, 1)), 7, as_of=6)   # restarted: its first output, at 6
     compute._forget(compute.replicas["r1"])
     out = _drain(queue)
     assert isinstance(out[-1], ReplicaLost)
@@ -130,7 +131,7 @@ def test_a_view_no_replica_can_continue_is_rebuilt_from_the_next_snapshot():
     compute._forget(compute.replicas["r1"])
     compute.advance({}, ("u1",), 8)                  # written while the job restarted
     compute._sync(compute.replicas["r1"])            # the restarted job reads u1 as of 7
-    _step(compute, "r1", "m1", _updates((1, 7, 1), (2, 7, 1)), 8)
+    _step(compute, "r1", "m1", _updates((1, 7, 1), (2, 7, 1)), 8, as_of=7)
     out = _drain(queue)
     assert out[1] == ("rehydrate", 7)
     assert _rows([out[0]]) == [(1, 4, 1)] and _rows([out[2]]) == [(1, 7, 1), (2, 7, 1)]
@@ -145,7 +146,7 @@ def test_a_restarted_replica_rejoins_once_it_reaches_the_stream():
     compute._forget(compute.replicas["r2"])
     compute.advance({}, ("u1",), 7)
     compute._sync(compute.replicas["r2"])            # rehydrates at as_of 6
-    _step(compute, "r2", "s1", _updates((1, 6, 1)), 7)   # its snapshot: the stream is at 5, dropped
+    _step(compute, "r2", "s1", _updates((1, 6, 1)), 7, as_of=6)   # its snapshot: a later start, dropped
     _step(compute, "r1", "s1", _updates(), 7)
     compute._forget(compute.replicas["r1"])          # now r2 carries the stream alone
     _step(compute, "r2", "s1", _updates((5, 7, 1)), 8)
@@ -197,3 +198,31 @@ def test_a_read_waiting_for_a_restarted_replica_older_than_its_history_is_retrie
         assert (await fresh).column(0).to_pylist() == [1]
 
     asyncio.run(run())
+
+
+def test_a_replica_that_started_with_the_stream_continues_it_from_its_first_output():
+    """Both replicas got the dataflow at the same as_of; r1 delivered its first steps and is lost
+    before r2 sent anything. r2's first output (the contents at 4, then updates at their times)
+    continues the stream: only its updates at or after the frontier are new."""
+    compute = _controller({"r1": 1, "r2": 1})
+    queue = compute.create_dataflow("s1", Get("u1", TYPES), 4, "subscribe")
+    _step(compute, "r1", "s1", _updates((1, 4, 1)), 5)
+    _step(compute, "r1", "s1", _updates((2, 5, 1)), 6)
+    compute._forget(compute.replicas["r1"])
+    assert "s1" in compute._dataflows               # r2 can still continue it
+    _step(compute, "r2", "s1", _updates((1, 4, 1), (2, 5, 1), (3, 6, 1)), 7)
+    out = _drain(queue)
+    assert [o.upper for o in out] == [5, 6, 7]
+    assert _rows(out) == [(1, 4, 1), (2, 5, 1), (3, 6, 1)]
+
+
+def test_a_first_output_from_a_later_start_than_counted_on_ends_the_subscription():
+    """r2's worker started later than the command asked (its history was compacted): its first
+    output cannot continue the stream, and with r1 gone nobody can, so the SUBSCRIBE ends."""
+    compute = _controller({"r1": 1, "r2": 1})
+    queue = compute.create_dataflow("s1", Get("u1", TYPES), 4, "subscribe")
+    _step(compute, "r1", "s1", _updates((1, 4, 1)), 5)
+    compute._forget(compute.replicas["r1"])
+    _step(compute, "r2", "s1", _updates((1, 6, 1)), 7, as_of=6)
+    out = _drain(queue)
+    assert isinstance(out[-1], ReplicaLost) and "s1" not in compute._dataflows
