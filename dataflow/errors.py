@@ -41,6 +41,7 @@ class SqlState:
     PROTOCOL_VIOLATION = "08P01"
     QUERY_CANCELED = "57014"
     OUT_OF_MEMORY = "53200"
+    STATEMENT_TOO_COMPLEX = "54001"
     ADMIN_SHUTDOWN = "57P01"
     INTERNAL_ERROR = "XX000"
     INVALID_SQL_STATEMENT_NAME = "26000"
@@ -74,3 +75,11 @@ def _rebuild_sql_error(sqlstate, message, detail, hint, severity) -> SqlError:
 
 def unsupported(feature: str) -> SqlError:
     return SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{feature} not yet supported")
+
+
+def too_deeply_nested() -> SqlError:
+    """What a statement nested past the parser's or planner's recursion gets (PostgreSQL's
+    words for its own stack limit)."""
+    return SqlError(SqlState.STATEMENT_TOO_COMPLEX, "stack depth limit exceeded",
+                    hint="The statement nests too deeply (parentheses, subqueries or expressions); "
+                         "simplify it.")

@@ -24,6 +24,8 @@ from planner.statements import DeletePlan, InsertPlan, UpdatePlan
 
 
 def _table(node: exp.Expression, ctx: PlanContext, verb: str) -> tuple[CatalogItem, str]:
+    if not isinstance(node, exp.Table):  # e.g. `DELETE FROM FROM t`, read by sqlglot as FROM-first
+        raise SqlError(SqlState.SYNTAX_ERROR, f"syntax error: {verb.split()[0].upper()} needs a table name")
     parts = tuple(p for p in (node.catalog, node.db, node.name) if p)
     item = ctx.catalog.resolve(parts, ctx.search_path, ctx.database)
     if item.kind is not ItemKind.TABLE:

@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from catalog.items import ItemKind
 from catalog.roles import PASSWORD_ENCRYPTIONS
 from dataflow.batch import batch_from_rows, concat, negate
-from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.errors import SqlError, SqlState, too_deeply_nested, unsupported
 from dataflow.plan import Map
 from dataflow.types import TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
@@ -177,6 +177,10 @@ class SlipstreamAdapter:
             if state.in_block:
                 state.failed = True
             raise
+        except RecursionError:  # nested past what the parser and planner recurse through
+            if state.in_block:
+                state.failed = True
+            raise too_deeply_nested() from None
         except Exception as e:  # a bug: report it as an internal error, keep the connection
             # A role statement's text may hold a password: it is never logged.
             log.exception("internal error executing %r",

@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable
 
-from dataflow.errors import SqlError, SqlState
+from dataflow.errors import SqlError, SqlState, too_deeply_nested
 from dataflow.types import Column, SqlType
 from server.api import (Adapter, CommandComplete, CopyIn, CopyOut, EmptyQuery, Rows, RowStream,
                         Session, StatementDescription)
@@ -419,6 +419,8 @@ class Connection:
             raise
         except (SqlError, ConnectionClosed, ProtocolViolation):
             raise
+        except RecursionError:  # a statement nested too deeply to parse or plan
+            raise too_deeply_nested() from None
         except Exception as e:  # noqa: BLE001 - an adapter bug is the client's error, not a crash
             log.exception("statement failed with an internal error")
             raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from None
