@@ -304,11 +304,13 @@ class Arrangement:
         # Probe each distinct key once so duplicates in the probe don't duplicate matches.
         cols = [keys_batch.column(c) for c in key_cols]
         names = [f"k{i}" for i in range(len(cols))]
-        if cols:
+        if not cols:
+            distinct = pa.table({"k": pa.array([0])})
+        elif keys_batch.num_rows == 1:  # a point lookup: distinct already (no hash aggregation)
+            distinct = pa.Table.from_arrays(cols, names=names)
+        else:
             distinct = pa.Table.from_arrays(cols, names=names).group_by(names, use_threads=False).aggregate([])
             distinct = distinct.select(names)
-        else:
-            distinct = pa.table({"k": pa.array([0])})
         _, table = self.matches(distinct, list(range(len(key_cols))))
         return table
 
