@@ -311,4 +311,11 @@ def drop_closure(catalog: Catalog, ids: list[str]) -> list[str]:
     return order
 
 
-__all__ = ["Catalog", "drop_closure", "DEFAULT_DATABASE", "DEFAULT_SCHEMA", "replace"]
+def creation_order(catalog: Catalog, ids) -> list[str]:
+    """`ids` in the order their items were created, so every item comes after what it reads
+    (ids are numbered, and 'u10' sorts before 'u9' as text)."""
+    rank = {item.id: n for n, item in enumerate(catalog.items())}
+    return sorted(ids, key=lambda id: rank.get(id, len(rank)))
+
+
+__all__ = ["Catalog", "creation_order", "drop_closure", "DEFAULT_DATABASE", "DEFAULT_SCHEMA", "replace"]

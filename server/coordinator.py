@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from catalog.durable import DEFAULT_DATABASE, Catalog, drop_closure
+from catalog.durable import DEFAULT_DATABASE, Catalog, creation_order, drop_closure
 from catalog.items import CatalogItem, ItemKind
 from catalog.replicas import ClusterReplicas, ReplicaStatus
 from dataflow.batch import advance_times, concat, consolidate
@@ -281,12 +281,17 @@ class Coordinator:
         of this write, if it wrote one of their inputs (transitively): an error belongs to the
         rows that raised it, so once they are gone the view answers again (the old dataflow
         skipped the failing batch; its state cannot be trusted). A rebuild that fails again keeps
-        the view in error until the next write to its inputs."""
-        affected = set(drop_closure(self.catalog, written)) & set(self.errors)
+        the view in error until the next write to its inputs. One that ran out of its replica's
+        memory is not rebuilt (every write would recompute it only to fail again): it answers
+        its error until it is dropped."""
+        affected = {id for id in set(drop_closure(self.catalog, written)) & set(self.errors)
+                    if self.errors[id].sqlstate != SqlState.OUT_OF_MEMORY}
         if not affected:
             return
         log.info("rebuilding dataflows after evaluation errors: %s", sorted(affected))
-        for id in sorted(affected):
+        # Inputs before their readers: a reader rebuilt first would read the errored input and
+        # take its error again (text order put 'u10' before 'u9').
+        for id in creation_order(self.catalog, affected):
             self.errors.pop(id, None)
             try:
                 item = self.catalog.get(id)

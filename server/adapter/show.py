@@ -41,8 +41,7 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     if what in ("materialized views", "materialized_views"):
         items = sorted((i for i in catalog.items() if i.kind is ItemKind.MATERIALIZED_VIEW
                         and (plan.schema in (None, i.schema))), key=lambda i: i.name)
-        return Rows(columns,
-                    [(i.name, "quickstart", "") for i in items])
+        return Rows(columns, [(i.name, CLUSTER, "") for i in items])
     if what == "indexes":
         items = [i for i in catalog.items() if i.kind is ItemKind.INDEX]
         if plan.name is not None:
@@ -52,37 +51,32 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         for i in sorted(items, key=lambda i: i.name):
             on = catalog.get(i.index_on)
             key = "{" + ",".join(on.columns[k].name for k in i.index_key) + "}"
-            rows.append((i.name, on.name, "quickstart", key, ""))
+            rows.append((i.name, on.name, CLUSTER, key, ""))
         return Rows(columns, rows)
     if what == "columns":
         item = catalog.get(plan.name)
-        return Rows(columns,
-                    [(c.name, c.nullable, c.type.name, "") for c in item.columns])
+        return Rows(columns, [(c.name, c.nullable, c.type.name, "") for c in item.columns])
     if what.startswith("create"):
         item = catalog.get(plan.name)
         return Rows(columns, [(item.qualified_name, item.create_sql)])
     if what == "databases":
         return Rows(columns, [(n, "") for n, _ in catalog.databases()])
     if what == "schemas":
-        return Rows(columns,
-                    [(n, "") for _, n, _ in catalog.schemas(database)])
+        return Rows(columns, [(n, "") for _, n, _ in catalog.schemas(database)])
     if what == "clusters":
         replicas = ", ".join(f"{r.name} ({r.workers})" for r in _replicas(catalog))
-        return Rows(columns,
-                    [(CLUSTER, replicas, "")])
+        return Rows(columns, [(CLUSTER, replicas, "")])
     if what == "cluster replicas":
-        return Rows(columns,
-                    [(CLUSTER, r.name, str(r.workers), r.online, "") for r in _replicas(catalog)])
+        return Rows(columns, [(CLUSTER, r.name, str(r.workers), r.online, "") for r in _replicas(catalog)])
     if what == "objects":
         items = sorted((i for i in catalog.items() if plan.schema in (None, i.schema)), key=lambda i: i.name)
-        return Rows(columns,
-                    [(i.name, i.kind.value, "") for i in items])
+        return Rows(columns, [(i.name, i.kind.value, "") for i in items])
     if what == "sources":
         from catalog.system.mz_catalog import source_type
         items = sorted((i for i in catalog.items() if i.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE)
                         and plan.schema in (None, i.schema)), key=lambda i: i.name)
         return Rows(columns,
-                    [(i.name, source_type(i), "quickstart" if i.kind is ItemKind.SOURCE else None, "")
+                    [(i.name, source_type(i), CLUSTER if i.kind is ItemKind.SOURCE else None, "")
                      for i in items])
     if what == "sinks":  # none exist yet
         return Rows(columns, [])
@@ -94,8 +88,7 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         return Rows(columns, [(n, "") for n in names])
     if what == "all":
         names = sorted(set(DEFAULTS) | set(session.vars))
-        return Rows(columns,
-                    [(n, get_var(session.vars, n), "") for n in names])
+        return Rows(columns, [(n, get_var(session.vars, n), "") for n in names])
     if what in ("variable", "var"):
         value = get_var(session.vars, plan.name)
         if value is None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from catalog.durable import Catalog, drop_closure
+from catalog.durable import Catalog, creation_order, drop_closure
 from catalog.items import ItemKind
 from dataflow.errors import SqlError
 from dataflow.types import INT4, TEXT, Column, numeric
@@ -61,3 +61,13 @@ def test_drop_closure_lists_dependents_first(tmp_path: Path):
     order = drop_closure(cat, [t.id])
     assert set(order) == {t.id, v.id, mv.id, idx.id}
     assert order.index(idx.id) < order.index(mv.id) < order.index(v.id) < order.index(t.id)
+
+
+def test_creation_order_puts_inputs_first_past_ten_items(tmp_path: Path):
+    """Rebuilding errored views in text order of their ids rebuilt 'u10' (a reader) before 'u9'
+    (its input), which then handed its old error to the reader again."""
+    cat = Catalog.open(tmp_path / "c.sqlite")
+    items = [cat.create(ItemKind.TABLE, "public", f"t{i}", (Column("a", INT4),), "x") for i in range(12)]
+    ids = [i.id for i in items]
+    assert sorted(ids[7:]) != ids[7:]              # as text, u10 and u11 come before u8 and u9
+    assert creation_order(cat, reversed(ids[7:])) == ids[7:]

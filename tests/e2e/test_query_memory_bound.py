@@ -75,6 +75,9 @@ def test_replica_memory_limit_fails_the_result_not_the_replica(tmp_path):
             assert err.value.sqlstate == "53200", err.value
             conn.execute("INSERT INTO t VALUES (0, 'y')")
             assert conn.execute("SELECT n FROM small").fetchall() == [(300001,)]
+            with pytest.raises(psycopg.Error) as err:      # not rebuilt by the write: still in error
+                conn.execute("SELECT count(*) FROM big").fetchall()
+            assert err.value.sqlstate == "53200", err.value
             conn.execute("DROP MATERIALIZED VIEW big")
             assert conn.execute("SELECT count(*) FROM t a JOIN t b USING (k) WHERE a.k < 10").fetchall() == [(10,)]
             assert sorted(dataflow_worker_pids(server.process.pid)) == workers   # no restart
