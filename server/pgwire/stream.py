@@ -28,6 +28,7 @@ class WireStream(asyncio.Protocol):
         self._write_ready = asyncio.Event()
         self._write_ready.set()
         self._reading_paused = False
+        self._wanted = 0  # bytes the reader waits for: a message larger than the high-water mark
         self.transport: asyncio.Transport | None = None
         self.on_lost: Callable[[], None] | None = None
         self.tls = False
@@ -39,7 +40,7 @@ class WireStream(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._buf += data
-        if len(self._buf) > _READ_HIGH_WATER and not self._reading_paused:
+        if len(self._buf) > max(_READ_HIGH_WATER, self._wanted) and not self._reading_paused:
             self._reading_paused = True
             self.transport.pause_reading()
         self._wake()
@@ -73,11 +74,18 @@ class WireStream(asyncio.Protocol):
         while len(self._buf) < n:
             if self._eof:
                 raise ConnectionClosed()
+            # A message larger than the high-water mark (PostgreSQL allows up to 1 GiB) must be
+            # read whole: reading stays on until it is (paused, it would wait forever).
+            self._wanted = n
+            if self._reading_paused and not self._closed:
+                self._reading_paused = False
+                self.transport.resume_reading()
             self._read_waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._read_waiter
             finally:
                 self._read_waiter = None
+        self._wanted = 0
         data = bytes(self._buf[:n])
         del self._buf[:n]
         if self._reading_paused and len(self._buf) < _READ_HIGH_WATER // 2 and not self._closed:

@@ -89,6 +89,19 @@ def test_simple_query_multiple_statements_and_error_stops_the_rest(pg):
     c.close()
 
 
+def test_a_message_larger_than_the_read_buffer_is_read_whole(pg):
+    """A statement of several MB (PostgreSQL accepts messages up to 1 GiB): reading paused at the
+    4 MB high-water mark and then waited forever for the rest (found by the protocol fuzzer)."""
+    c = RawClient(pg.host, pg.port, timeout=30)
+    c.startup()
+    c.send(query("select 1; " + "select 1/0; " * 600_000))
+    msgs = c.read_until_ready()
+    assert kinds(msgs)[:3] == [b"T", b"D", b"C"] and kinds(msgs)[-2:] == [b"E", b"Z"]
+    c.send(query("select 2"))
+    assert kinds(c.read_until_ready()) == [b"T", b"D", b"C", b"Z"]
+    c.close()
+
+
 def test_extended_error_skips_until_sync(pg):
     c = RawClient(pg.host, pg.port)
     c.startup()
