@@ -173,6 +173,8 @@ def _table_defaults(item, ctx: PlanContext):
 
 def _insert(ast: exp.Insert, ctx: PlanContext) -> InsertPlan:
     target = ast.this.this if isinstance(ast.this, exp.Schema) else ast.this
+    if not isinstance(target, exp.Table):  # e.g. `INSERT INTO VALUES t ...`
+        return plan_insert(ast, ctx)       # which reports the missing table name
     parts = tuple(p for p in (target.catalog, target.db, target.name) if p)
     item = ctx.catalog.try_resolve(parts, ctx.search_path, ctx.database)
     defaults = _table_defaults(item, ctx) if item is not None and item.kind is ItemKind.TABLE else None

@@ -23,6 +23,10 @@ def error_cases(p: str) -> list[tuple[str, str]]:
         (f"SELECT x / (x - x) FROM {p}nums", "22012"),
         (f"CREATE TABLE {p}nums (x int)", "42P07"),
         (f"LISTEN {p}channel", "0A000"),
+        # Found by the protocol fuzzer (tests/fuzz/protocol.py): internal errors before.
+        (f"DELETE FROM FROM {p}nums WHERE x = 3", "42601"),
+        (f"INSERT INTO VALUES {p}nums (1), (2)", "42601"),
+        ("SELECT " + "(" * 5000 + "1" + ")" * 5000, "54001"),   # stack depth limit exceeded
     ]
 
 
