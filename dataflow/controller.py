@@ -155,6 +155,10 @@ class ComputeController:
         replica = self.replicas.pop(name)
         replica.dropped = True
         self._forget(replica)
+        await self._shut_down(replica)
+
+    async def _shut_down(self, replica: Replica) -> None:
+        """Tell its workers to stop, then end its job."""
         for writer in replica.writers.values():
             try:
                 writer.write(encode_frame(Shutdown()))
@@ -296,14 +300,7 @@ class ComputeController:
     async def close(self) -> None:
         self._closing = True
         for replica in self.replicas.values():
-            for w in replica.writers.values():
-                try:
-                    w.write(encode_frame(Shutdown()))
-                    await w.drain()
-                    w.close()
-                except (ConnectionError, RuntimeError):
-                    pass
-            self._stop_job(replica)
+            await self._shut_down(replica)
 
     # -- worker connections ---------------------------------------------------------------------
 

@@ -37,12 +37,24 @@ _SIMPLE[DT.NAME] = NAME
 _RANK = {TypeKind.INT2: 0, TypeKind.INT4: 1, TypeKind.INT8: 2, TypeKind.NUMERIC: 3}
 
 
+def _modifiers(dt: exp.DataType) -> list[int]:
+    """A type's modifiers, `numeric(10, 2)` -> [10, 2]: integer constants only (PostgreSQL's
+    grammar; `float8((1))` or `numeric(a + 1)` is a syntax error there too)."""
+    out = []
+    for p in dt.expressions:
+        value = p.this
+        text = value.this if isinstance(value, exp.Literal) and not value.is_string else None
+        if not isinstance(text, str) or not text.lstrip("-").isdigit():
+            raise SqlError(SqlState.SYNTAX_ERROR, "type modifiers must be simple constants or identifiers")
+        out.append(int(text))
+    return out
+
+
 def type_from_ast(dt: exp.DataType) -> SqlType:
     """`numeric(10,2)` -> numeric(10,2); unsupported types raise 0A000."""
     t = dt.this
     if t in (DT.DECIMAL, DT.BIGDECIMAL):
-        params = [int(p.this.this if isinstance(p.this, exp.Literal) else p.name)
-                  for p in dt.expressions]
+        params = _modifiers(dt)
         if not params:
             return NUMERIC
         precision = params[0]
@@ -56,7 +68,7 @@ def type_from_ast(dt: exp.DataType) -> SqlType:
         return numeric(precision, scale)
     if t is DT.DOUBLE and dt.expressions:
         # float(p): p binary digits of precision; 1-24 is real, 25-53 double precision.
-        bits = int(dt.expressions[0].this.this)
+        bits = _modifiers(dt)[0]
         if bits < 1:
             raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "precision for type float must be at least 1 bit")
         if bits > 53:
@@ -65,7 +77,7 @@ def type_from_ast(dt: exp.DataType) -> SqlType:
     if t is DT.BPCHAR and not dt.expressions:
         return BPCHAR
     if t in (DT.VARCHAR, DT.NVARCHAR, DT.CHAR, DT.NCHAR, DT.BPCHAR):
-        params = [int(p.this.this if isinstance(p.this, exp.Literal) else p.name) for p in dt.expressions]
+        params = _modifiers(dt)
         char = t in (DT.CHAR, DT.NCHAR, DT.BPCHAR)
         length = params[0] if params else (1 if char else None)
         if length is not None and not 1 <= length <= 10_485_760:

@@ -27,6 +27,7 @@ def error_cases(p: str) -> list[tuple[str, str]]:
         (f"DELETE FROM FROM {p}nums WHERE x = 3", "42601"),
         (f"INSERT INTO VALUES {p}nums (1), (2)", "42601"),
         ("SELECT " + "(" * 5000 + "1" + ")" * 5000, "54001"),   # stack depth limit exceeded
+        ("SELECT 1::float8((1)) / 3", "42601"),                  # type modifiers must be constants
     ]
 
 

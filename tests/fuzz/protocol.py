@@ -23,6 +23,8 @@ import struct
 import time
 from dataclasses import dataclass, field
 
+from tests.pgwire.pgwire_raw_client import RawClient
+
 CORPUS = (
     "SELECT 1",
     "SELECT a, b FROM fz WHERE a > 1 ORDER BY a LIMIT 3",
@@ -107,31 +109,13 @@ class FuzzStats:
     health_checks: int = 0
 
 
-class _Session:
-    def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.sock = socket.create_connection((host, port), timeout=timeout)
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def _exactly(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise EOFError("closed by the server")
-            buf += chunk
-        return buf
-
-    def read(self) -> tuple[bytes, bytes]:
-        head = self._exactly(5)
-        (length,) = struct.unpack(">i", head[1:])
-        return head[:1], self._exactly(length - 4)
+class _Session(RawClient):
+    """A raw protocol session that also gets through COPY and closes politely."""
 
     def until_ready(self) -> list[tuple[bytes, bytes]]:
         out = []
         while True:
-            kind, body = self.read()
+            kind, body = self.read_message()
             if kind == b"d":   # COPY TO STDOUT data: not kept
                 continue
             out.append((kind, body))
@@ -140,17 +124,12 @@ class _Session:
             if kind == b"G":   # COPY FROM STDIN: refuse it
                 self.send(_msg(b"f", _cstr("fuzz")))
 
-    def startup(self, user: str, database: str) -> None:
-        body = struct.pack(">i", 196608) + _cstr("user") + _cstr(user) + _cstr("database") + _cstr(database) + b"\x00"
-        self.send(struct.pack(">i", len(body) + 4) + body)
-        self.until_ready()
-
     def close(self) -> None:
         try:
             self.send(_msg(b"X"))
         except OSError:
             pass
-        self.sock.close()
+        super().close()
 
 
 def _sqlstates(messages: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
@@ -206,7 +185,7 @@ def _statement_round(rng, session: _Session, stats: FuzzStats) -> bool:
     except socket.timeout:
         if "SUBSCRIBE" in sql.upper():
             return False   # a subscription without an end streams until the session closes
-        raise AssertionError(f"no answer within {session.sock.gettimeout()} s to {sql[:200]!r}") from None
+        raise AssertionError(f"no answer within {STATEMENT_WAIT_SECONDS} s to {sql[:200]!r}") from None
     for code, message in _sqlstates(replies):
         stats.errors += 1
         if code == "XX000":
@@ -230,7 +209,7 @@ def fuzz_server(host: str, port: int, seconds: float, seed: int, user: str = "sl
         stats.rounds += 1
         session = _Session(host, port, timeout=STATEMENT_WAIT_SECONDS)
         try:
-            session.startup(user, database)
+            session.startup(user=user, database=database)
             if rng.random() < 0.6:
                 for _ in range(rng.randint(1, 5)):
                     if not _statement_round(rng, session, stats):
