@@ -322,6 +322,17 @@ def _calendar(us: np.ndarray) -> _Calendar:
     return _Calendar(us)
 
 
+def _interval_epoch_us(year: np.ndarray, month: np.ndarray, day: np.ndarray, us: np.ndarray) -> np.ndarray:
+    """An interval's epoch in microseconds: int64, or exact Python ints (an object array) where
+    that would overflow (`interval '178000000 years'` wrapped around to a negative epoch)."""
+    bound = (np.abs(year).astype(np.float64) * 31_557_600_000_000 + np.abs(month) * 2_592_000_000_000
+             + np.abs(day).astype(np.float64) * US_PER_DAY + np.abs(us).astype(np.float64))
+    if not len(bound) or bound.max() < 2.0 ** 62:
+        return year * 31_557_600_000_000 + month * 2_592_000_000_000 + day.astype(np.int64) * US_PER_DAY + us
+    return np.array([int(y) * 31_557_600_000_000 + int(mo) * 2_592_000_000_000 + int(d) * US_PER_DAY + int(u)
+                     for y, mo, d, u in zip(year, month, day, us)], dtype=object)
+
+
 def _field_values(src: pa.Array, field: str) -> tuple[np.ndarray, int]:
     """The field as exact integers scaled by 10**scale (scale 6 for seconds and epoch)."""
     if src.type == interval.ARROW:
@@ -337,8 +348,7 @@ def _field_values(src: pa.Array, field: str) -> tuple[np.ndarray, int]:
                 "second": (np.fmod(u, 60_000_000), 6), "milliseconds": (np.fmod(u, 60_000_000), 3),
                 "microseconds": (np.fmod(u, 60_000_000), 0),
                 # epoch: 365.25 days a year, 30 days a month, as PostgreSQL counts.
-                "epoch": (year * 31_557_600_000_000 + (m - year * 12) * 2_592_000_000_000
-                          + d * US_PER_DAY + u, 6)}
+                "epoch": (_interval_epoch_us(year, m - year * 12, d, u), 6)}
         return vals[field]
     if pa.types.is_time(src.type):  # a time of day: the clock fields and epoch only
         tod = _time_us(src)
@@ -403,6 +413,10 @@ def _extract(as_float: bool):
         # date with none: the scale is part of the value.
         if pa.types.is_date(src.type) and field == "epoch":
             v, scale = v // 10 ** 6, 0
+        if v.dtype == object:  # exact Python ints past int64 (an interval's epoch)
+            from decimal import Decimal
+            return pa.array([Decimal(int(x)).scaleb(-scale) if o else None for x, o in zip(v, ok)],
+                            pa.decimal128(38, scale))
         return from_unscaled_i64(v, ok, scale)
     return run
 

@@ -185,6 +185,9 @@ QUERIES = [
     "greatest('30 days'::interval, '1 mon')::text, least('1 mon'::interval, '30 days')::text",
     "SELECT 'b'::char(2) UNION ALL SELECT 'b'", "SELECT 'a'::char(2) UNION SELECT 'b'::char(2)",
     "SELECT to_timestamp('2020 AD 05', 'YYYY AD MM')::text, to_date('2020 a.d.', 'YYYY B.C.')",
+    # an interval's epoch past int64 microseconds wrapped around to a negative number
+    "SELECT extract(epoch from '178000000 years'::interval), date_part('epoch', '-178000000 years 5 days'::interval), "
+    "extract(epoch from '2000000000 days'::interval), extract(epoch from make_interval(0, 0, 0, 1, 2))",
 ]
 ORDERED = [
     "SELECT f FROM t ORDER BY f", "SELECT f FROM t ORDER BY f DESC", "SELECT s FROM t ORDER BY s LIMIT 2 OFFSET 1",
