@@ -7,6 +7,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from dataflow.errors import SqlError
 from dataflow.batch import consolidate
 from dataflow.types import INT4, INT8, TEXT, TIMESTAMPTZ
 from planner.parse import parse
@@ -77,7 +78,10 @@ def test_tick_times_follow_as_of():
 
 
 def test_parse_create_source_options():
-    ast = parse("CREATE SOURCE IF NOT EXISTS s IN CLUSTER c FROM LOAD GENERATOR AUCTION "
+    with pytest.raises(SqlError) as err:   # one compute cluster: naming another is an error
+        parse("CREATE SOURCE s IN CLUSTER c FROM LOAD GENERATOR COUNTER")
+    assert err.value.sqlstate == "42704"
+    ast = parse("CREATE SOURCE IF NOT EXISTS s IN CLUSTER quickstart FROM LOAD GENERATOR AUCTION "
                 "(TICK INTERVAL '250ms', UP TO 100, AS OF 3) FOR ALL TABLES EXPOSE PROGRESS AS p")[0].ast
     assert (ast.name, ast.generator, dict(ast.options), ast.for_all_tables, ast.progress_name, ast.if_not_exists) == \
         (("s",), "auction", {"tick_ms": 250, "up_to": 100, "as_of": 3}, True, "p", True)
