@@ -41,6 +41,8 @@ from dataflow.types import SqlType
 
 log = logging.getLogger("slipstream.compute")
 
+REPLICA_START_SECONDS = 300  # how long a replica's workers may take to connect
+
 
 @dataclass
 class StepOutput:
@@ -93,7 +95,6 @@ class Replica:
     syncing: bool = True  # until it holds every collection and dataflow, commands wait in `backlog`
     backlog: list[object] = field(default_factory=list)
     dropped: bool = False
-    restarts: int = 0
     status_changed: float = field(default_factory=time.time)  # when it last went online or offline
 
     @property
@@ -184,7 +185,7 @@ class ComputeController:
                                    self.advertise_host, lambda error: self._on_job_exit(replica, error),
                                    name=replica.name, memory_limit_bytes=self.replica_memory_bytes)
         replica.job.start()
-        await asyncio.wait_for(replica.connected.wait(), timeout=300)
+        await asyncio.wait_for(replica.connected.wait(), timeout=REPLICA_START_SECONDS)
         log.info("replica %s of %d workers connected", replica.name, replica.workers)
 
     def _stop_job(self, replica: Replica) -> None:
@@ -200,7 +201,6 @@ class ComputeController:
 
     async def _restart(self, replica: Replica, error: BaseException | None) -> None:
         log.error("replica %s failed (%s); restarting it and rehydrating dataflows", replica.name, error)
-        replica.restarts += 1
         self._forget(replica)
         replica.writers.clear()
         await self._start_job(replica)
