@@ -33,6 +33,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_, output_types
 from dataflow.types import BOOL, FLOAT8, INT4, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
+from planner import interval_keys
 from planner.context import PlanContext
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.functions.registry import choose, no_function
@@ -292,6 +293,9 @@ class Grouping:
             raise SqlError(SqlState.DATATYPE_MISMATCH,
                            "could not determine polymorphic type because input has type unknown")
         x = resolve_unknown(raw[0], self.ctx)
+        if distinct and x.type.kind is TypeKind.INTERVAL:
+            # (DISTINCT would compare the values' text; intervals are equal by span)
+            raise unsupported(f"{name}(DISTINCT interval)")
         if name == "array_agg":
             if x.type.kind is TypeKind.ARRAY:
                 raise unsupported("array_agg of arrays (multidimensional arrays)")
@@ -336,8 +340,8 @@ class Grouping:
             if distinct and key not in args:
                 raise SqlError("42P10",
                                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
-            key = resolve_unknown(key, self.ctx)
-            if key.type.kind in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
+            key = interval_keys.key(resolve_unknown(key, self.ctx))  # (intervals order by span)
+            if key.type.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
                 raise unsupported(f"ORDER BY a value of type {key.type.name} inside an aggregate")
             if is_float(key.type):
                 key = Call("float_order_key", (key,), INT8)
@@ -371,9 +375,17 @@ class Grouping:
         return self._column_of(AggregateExpr(func, arg, result, distinct))
 
     def _column_of(self, agg: AggregateExpr | GroupingCall) -> ColumnRef:
+        if isinstance(agg, AggregateExpr):
+            agg = interval_keys.distinct_aggregate(agg)
         if agg not in self.aggs:
             self.aggs.append(agg)
         return ColumnRef(len(self.keys) + self.aggs.index(agg), agg.type)
+
+    def _outer_key_columns(self, key_cols: list[int]) -> tuple[int, ...]:
+        """The input columns of keys that are a correlated subquery's outer values."""
+        return tuple(c for k, c in zip(self.keys, key_cols)
+                     if isinstance(k, ColumnRef) and k.index < len(self.scope.columns)
+                     and self.scope.columns[k.index].level > 0)
 
     def build(self) -> Plan:
         """The Reduce (wrapped for global aggregates), output = keys ++ aggregates."""
@@ -389,8 +401,9 @@ class Grouping:
                 n_extra += 1
         aggs = tuple(a for a in self.aggs if isinstance(a, AggregateExpr))
         if self.sets is None and len(aggs) == len(self.aggs):
-            reduce = Reduce(plan, tuple(key_cols), aggs)
-            return reduce if self.keys else global_aggregate(reduce)
+            if not self.keys:
+                return global_aggregate(Reduce(plan, (), aggs))
+            return interval_keys.reduce(plan, tuple(key_cols), aggs, self._outer_key_columns(key_cols))
         # One Reduce per grouping set over the same input, each grouping by every key with the
         # keys its set lacks replaced by NULL (so its output is already keys ++ aggregates), in
         # a union; GROUPING(...) values are constants per set.
@@ -404,8 +417,8 @@ class Grouping:
                 branch_in = Map(plan, tuple(_reading(ColumnRef(key_cols[k], key_types[k]), Literal(None, key_types[k]))
                                             for k in absent))
             group_key = tuple(key_cols[k] if k in s else base_width + absent.index(k) for k in range(len(self.keys)))
-            reduce = Reduce(branch_in, group_key, aggs)
-            branch: Plan = reduce if s else _one_row(reduce, key_types)
+            branch: Plan = interval_keys.reduce(branch_in, group_key, aggs, self._outer_key_columns(key_cols)) if s else \
+                _one_row(Reduce(branch_in, group_key, aggs), key_types)
             markers = [a for a in self.aggs if isinstance(a, GroupingCall)]
             if markers:
                 width = len(self.keys) + len(aggs)

@@ -25,7 +25,9 @@ from typing import Callable
 from sqlglot import exp
 
 from dataflow.errors import SqlError
-from dataflow.plan import Plan, TopK
+from dataflow.expr import ColumnRef
+from dataflow.plan import Map, Plan, Project, TopK, output_types
+from planner import interval_keys
 
 
 def _position(node: exp.Expression) -> int | None:
@@ -79,4 +81,12 @@ def distinct_on_plan(plan: Plan, on_cols: list[int], order_by: tuple[tuple[int, 
                      key_cols: tuple[int, ...] = ()) -> Plan:
     """The first row per DISTINCT ON group (and per correlation key, `key_cols`)."""
     check_order(on_cols, order_by)
-    return TopK(plan, tuple(on_cols) + key_cols, order_by, 1, 0)
+    types = output_types(plan)
+    spans = [c for c in on_cols if interval_keys.is_interval(types[c])]
+    if not spans:
+        return TopK(plan, tuple(on_cols) + key_cols, order_by, 1, 0)
+    # Intervals are one group per span: group by the span, computed by a Map.
+    width = len(types)
+    mapped = Map(plan, tuple(interval_keys.span(ColumnRef(c, types[c])) for c in spans))
+    group = tuple(width + spans.index(c) if c in spans else c for c in on_cols) + key_cols
+    return Project(TopK(mapped, group, order_by, 1, 0), tuple(range(width)))

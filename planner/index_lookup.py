@@ -21,6 +21,7 @@ from itertools import product
 from catalog.items import CatalogItem, CatalogReader, ItemKind
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
 from dataflow.plan import Filter, Get, IndexLookup, Map, Plan, Project
+from dataflow.types import TypeKind
 
 # Beyond this many key combinations a scan is no worse than the lookups.
 MAX_LOOKUP_KEYS = 100_000
@@ -36,9 +37,13 @@ def _pinned_values(preds: tuple[ScalarExpr, ...]) -> dict[int, list]:
             a, b = p.args
             if isinstance(b, ColumnRef):
                 a, b = b, a
-            if isinstance(a, ColumnRef) and isinstance(b, Literal) and b.value is not None:
+            # (an interval equals every interval of its span, which an index keyed on the
+            # fields cannot find)
+            if isinstance(a, ColumnRef) and isinstance(b, Literal) and b.value is not None \
+                    and a.type.kind is not TypeKind.INTERVAL:
                 pinned[a.index] = [b.value]
         elif p.func == "in_list" and isinstance(p.args[0], ColumnRef) \
+                and p.args[0].type.kind is not TypeKind.INTERVAL \
                 and all(isinstance(v, Literal) and v.value is not None for v in p.args[1:]):
             pinned[p.args[0].index] = list(dict.fromkeys(v.value for v in p.args[1:]))
     return pinned

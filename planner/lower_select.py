@@ -22,7 +22,7 @@ from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, column
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project, Reduce,
                            Threshold, TopK, Union_, Window, WindowFunc, output_types)
 from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
-from planner import recursive
+from planner import interval_keys, recursive
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.distinct_on import distinct_on_columns, distinct_on_plan
@@ -708,6 +708,7 @@ def _semijoin(plan: Plan, width: int, key: ScalarExpr, sub: QueryResult, ctx: Pl
     (key, value), _ = coerce_all(bpchar_as_text([key, ColumnRef(0, sub.types[0])], ctx), ctx, "IN",
                                  common=False)
     key, value = resolve_unknown(key, ctx), resolve_unknown(value, ctx)
+    key, value = interval_keys.key(key), interval_keys.key(value)  # (IN compares intervals by span)
     values = Distinct(sub.plan if isinstance(value, ColumnRef) else Project(Map(sub.plan, (value,)), (1,)))
     if isinstance(key, ColumnRef):
         return Project(Join(plan, values, (key.index,), (0,)), tuple(range(width)))
@@ -791,16 +792,27 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
     for it, off, right in zip(items[1:], offsets[1:], plans[1:]):
         w = len(it.scope.columns)
         lkeys, rkeys = [], []
+        lspans, rspans = [], []  # interval keys compare by span: computed by a Map on each side
         for p in list(remaining):
             if isinstance(p, Call) and p.func == "eq" and all(isinstance(a, ColumnRef) for a in p.args):
                 a, b = p.args[0].index, p.args[1].index
                 if a >= width:
                     a, b = b, a
-                if a < width and off <= b < off + w and p.args[0].type == p.args[1].type:
+                t = p.args[0].type
+                if a < width and off <= b < off + w and t == p.args[1].type:
+                    if interval_keys.is_interval(t):
+                        lspans.append(interval_keys.span(ColumnRef(a, t)))
+                        rspans.append(interval_keys.span(ColumnRef(b - off, t)))
+                        a, b = width + len(lspans) - 1, off + w + len(rspans) - 1
                     lkeys.append(a)
                     rkeys.append(b - off)
                     remaining.remove(p)
-        acc = Join(acc, right, tuple(lkeys), tuple(rkeys))
+        if lspans:
+            n = len(lspans)
+            joined = Join(Map(acc, tuple(lspans)), Map(right, tuple(rspans)), tuple(lkeys), tuple(rkeys))
+            acc = Project(joined, tuple(range(width)) + tuple(range(width + n, width + n + w)))
+        else:
+            acc = Join(acc, right, tuple(lkeys), tuple(rkeys))
         width += w
         rest = take(0, width)
         if rest:
@@ -1013,7 +1025,7 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         exprs, extras = finished[:len(exprs)], finished[len(exprs):]
     plan = _project_exprs(plan, width, exprs + outer_keys + extras)
     if distinct is not None:
-        plan = Distinct(plan)
+        plan = interval_keys.distinct(plan, range(len(exprs), len(exprs) + len(outer_keys)))
     if on_cols is not None:
         plan = distinct_on_plan(plan, on_cols, tuple(order_by),
                                 tuple(range(len(exprs), len(exprs) + len(outer_keys))))
@@ -1270,20 +1282,14 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
                 raise unsupported(f"{op} comparing character values of different lengths")
     l = _cast_columns(left, types, ctx, l_untyped)
     r = _cast_columns(right, types, ctx, r_untyped)
+    outer_values = range(len(types), len(types) + left.keys)  # (a correlated subquery's)
     if op == "UNION":
         plan: Plan = Union_((l, r))
         if distinct:
-            plan = Distinct(plan)
-    elif op == "EXCEPT":
-        l, r = _zero_floats(l, types), _zero_floats(r, types)
-        if distinct:
-            l, r = Distinct(l), Distinct(r)
-        plan = Threshold(Union_((l, Negate(r))))
-    else:  # INTERSECT: l - (l - r), with multiplicities min(l, r)
-        l, r = _zero_floats(l, types), _zero_floats(r, types)
-        if distinct:
-            l, r = Distinct(l), Distinct(r)
-        plan = Union_((l, Negate(Threshold(Union_((l, Negate(r)))))))
+            plan = interval_keys.distinct(plan, outer_values)
+    else:  # EXCEPT, INTERSECT
+        plan = interval_keys.set_operation(op, _zero_floats(l, types), _zero_floats(r, types), not distinct,
+                                           outer_values)
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
 
 

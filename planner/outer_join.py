@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr, columns_used
 from dataflow.plan import Distinct, Filter, Join, Map, Negate, Plan, Project, Union_
 from dataflow.types import BOOL, SqlType
+from planner import interval_keys
 
 
 def _zero(t: SqlType):
@@ -32,7 +33,7 @@ def _zero(t: SqlType):
     return zero_of(t)
 
 
-def _row_keys(types: tuple[SqlType, ...]) -> tuple[ScalarExpr, ...]:
+def row_keys(types: tuple[SqlType, ...]) -> tuple[ScalarExpr, ...]:
     """NULL-safe key columns for whole-row equality: (col IS NULL, coalesce(col, zero)) each."""
     out: list[ScalarExpr] = []
     for i, t in enumerate(types):
@@ -46,7 +47,7 @@ def semijoin_rows(rows: Plan, distinct_rows: Plan, types: tuple[SqlType, ...]) -
     """The rows of `rows` equal (NULL-safely, whole row) to some row of `distinct_rows`, each with
     its own multiplicity."""
     n = len(types)
-    keys = _row_keys(types)
+    keys = row_keys(types)
     kpos = tuple(range(n, n + len(keys)))
     left = Map(rows, keys)
     right = Map(distinct_rows, keys)
@@ -87,14 +88,14 @@ def lower_outer_join(left_plan: Plan, left_types: tuple[SqlType, ...], right_pla
             if ca and cb and all(c >= n_left for c in ca) and all(c < n_left for c in cb):
                 a, b, ca, cb = b, a, cb, ca
             if ca and cb and all(c < n_left for c in ca) and all(c >= n_left for c in cb):
-                if isinstance(a, ColumnRef) and isinstance(b, ColumnRef):
+                if isinstance(a, ColumnRef) and isinstance(b, ColumnRef) and not interval_keys.is_interval(a.type):
                     lkeys.append(a.index)
                     rkeys.append(b.index - n_left)
-                else:  # an expression of each side: computed by a Map, then a key
+                else:  # an expression of each side (an interval's span): computed by a Map, then a key
                     lkeys.append(n_left + len(lexprs))
                     rkeys.append(n_right + len(rexprs))
-                    lexprs.append(a)
-                    rexprs.append(_shift(b, -n_left))
+                    lexprs.append(interval_keys.key(a))
+                    rexprs.append(_shift(interval_keys.key(b), -n_left))
                 continue
         residual.append(p)
     # Each side, extended by its key expressions (positions n.. of that side).

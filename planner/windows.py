@@ -40,6 +40,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Map, Plan, Window, WindowFrame, WindowFunc
 from dataflow.types import BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, TypeKind
+from planner import interval_keys
 from planner.aggregates import _nulls_last, aggregate_type
 from planner.context import PlanContext
 from planner.rules.fold_constants import fold_constant
@@ -159,11 +160,12 @@ class SelectWindows:
         lower = self.parts.lower
         partition_nodes, order, spec = self._definition(node)
         defs = ScalarLowerer(self.parts.scope, self.ctx, hook=self._definition_hook(), clause=self.parts.clause)
-        partition = tuple(resolve_unknown(defs.lower(p), self.ctx) for p in partition_nodes)
+        # (intervals partition by span, as they compare)
+        partition = tuple(interval_keys.key(resolve_unknown(defs.lower(p), self.ctx)) for p in partition_nodes)
         order_by = []
         for o in (order.expressions if order is not None else []):
-            e = resolve_unknown(defs.lower(o.this), self.ctx)
-            if e.type.kind in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
+            e = interval_keys.key(resolve_unknown(defs.lower(o.this), self.ctx))  # (by span)
+            if e.type.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
                 raise unsupported(f"ORDER BY a value of type {e.type.name} in a window")
             order_by.append((e, bool(o.args.get("desc")), _nulls_last(o)))
         frame = self._frame(spec, len(order_by))
