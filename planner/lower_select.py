@@ -176,6 +176,8 @@ def _table_function_node(node: exp.Expression) -> exp.Expression | None:
     """The call of a FROM item that is a set-returning function (`generate_series(1, 3) g`)."""
     if isinstance(node, exp.Lateral):
         node = node.this
+        if is_table_function(node):  # LATERAL f(...): the call itself
+            return node
     if isinstance(node, exp.Table) and is_table_function(node.this):
         return node.this
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
@@ -223,7 +225,9 @@ def _plan_function_item(node: exp.Expression, left: _Item | None, ctx: PlanConte
     name = _function_name(call)
     names = column_names(name, columns, ordinality, alias, col_aliases)
     types = [t for _, t in columns] + ([INT8] if ordinality else [])
-    return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, n, t) for n, t in zip(names, types)]))
+    # A whole-row reference to the item: its value when it has one column, else a record.
+    return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, n, t, whole_row=alias or name)
+                                           for n, t in zip(names, types)]))
 
 
 def _derived_ctx(ctx: PlanContext) -> PlanContext:

@@ -92,7 +92,7 @@ def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext, *
     if name == "unnest" and len(args) > 1 and in_from:
         # PostgreSQL reads it as ROWS FROM (unnest(a), unnest(b), ...).
         for a in args:
-            _array_argument(name, a)
+            _array_argument("pg_catalog.unnest", a)
         types = tuple(a.type.element for a in args)
         return FlatMap(input_plan, name, tuple(args), types, ordinality), [("unnest", t) for t in types]
     overload, params = choose(name, TABLE_FUNCTIONS[name], args)
@@ -107,6 +107,8 @@ def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext, *
     coerced: list[ScalarExpr] = [a if p is ANY else coerce(a, p, ctx) for a, p in zip(args, params)]
     if name in RECORD_RESULTS:
         columns: Columns = list(RECORD_RESULTS[name])
+    elif name in ("jsonb_array_elements", "jsonb_array_elements_text"):
+        columns = [("value", overload.result)]  # its OUT parameter's name, whatever the alias
     else:
         columns = [(None, overload.result_type([a.type for a in coerced]))]
     plan = FlatMap(input_plan, name, tuple(coerced), tuple(t for _, t in columns), ordinality)
