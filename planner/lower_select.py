@@ -299,6 +299,8 @@ def _plan_correlated_recursive_item(node: exp.Table, left: _Item, ctx: PlanConte
 
 def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
     ctx = _derived_ctx(ctx)
+    if isinstance(node, exp.Table) and node.args.get("rows_from"):
+        raise unsupported("ROWS FROM (...)")
     if _table_function_node(node) is not None:
         return _plan_function_item(node, None, ctx)
     if isinstance(node, exp.Table):
