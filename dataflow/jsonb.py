@@ -14,6 +14,7 @@ Inside Python a document is dict / list / str / Decimal / bool / None (JSON null
 from __future__ import annotations
 
 import datetime as dt
+import re
 import json
 from decimal import Decimal
 from typing import Any
@@ -244,3 +245,50 @@ def pretty(v: Any, indent: int = 0) -> str:
             return "[\n" + "    " * indent + "]"
         return "[\n" + ",\n".join(pad + pretty(x, indent + 1) for x in v) + "\n" + "    " * indent + "]"
     return canonical(v)
+
+
+# ---- members of an object, as written (json_each, jsonb_each) ------------------------------------
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder(parse_float=Decimal, parse_int=Decimal, parse_constant=_no_constant)
+
+
+def top_kind(text: str) -> str:
+    """'object', 'array' or 'scalar': the kind of a (checked) JSON text's top-level value."""
+    i = _WS.match(text).end()
+    c = text[i:i + 1]
+    return "object" if c == "{" else "array" if c == "[" else "scalar"
+
+
+def members(text: str) -> list[tuple[str, str]]:
+    """The (key, value text) pairs of a checked JSON object text, in written order, duplicates
+    kept, each value's text exactly as written (the C scanner finds where each value ends). For
+    jsonb's canonical text these are its unique keys in jsonb order and each value's canonical
+    text; for json, PostgreSQL's json_each answer."""
+    i = _WS.match(text, _WS.match(text).end() + 1).end()  # past "{"
+    out: list[tuple[str, str]] = []
+    if text[i] == "}":
+        return out
+    while True:
+        key, i = json.decoder.scanstring(text, i + 1)
+        i = _WS.match(text, i).end() + 1  # past ":"
+        i = _WS.match(text, i).end()
+        _, end = _DECODER.raw_decode(text, i)
+        out.append((key, text[i:end]))
+        i = _WS.match(text, end).end()
+        if text[i] == "}":
+            return out
+        i = _WS.match(text, i + 1).end()  # past ","
+
+
+def value_text(raw: str) -> str | None:
+    """A JSON value's text as the `_text` functions give it (->>): a string unescaped, null as
+    SQL NULL, anything else as written."""
+    if raw == "null":
+        return None
+    if raw[:1] != '"':
+        return raw
+    s = json.loads(raw)
+    if "\x00" in s:
+        raise SqlError("22P05", "unsupported Unicode escape sequence", detail="\\u0000 cannot be converted to text.")
+    return s

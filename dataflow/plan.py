@@ -63,12 +63,22 @@ class Project:
 
 @dataclass(frozen=True)
 class FlatMap:
-    """Table functions: `func` in generate_series, unnest; output = input columns + one column."""
+    """A set-returning function (`func`: generate_series, unnest, jsonb_each, ...) evaluated for
+    each input row: the row is repeated once per result row of `func(args)`, with the result's
+    columns (`types`: one for most functions, two for jsonb_each, one per array for unnest of
+    several arrays) appended and then, with `ordinality`, the result row's position among that
+    input row's results (bigint, from 1: WITH ORDINALITY)."""
 
     input: "Plan"
     func: str
     args: tuple[ScalarExpr, ...]
-    type: SqlType
+    types: tuple[SqlType, ...]
+    ordinality: bool = False
+
+    @property
+    def outputs(self) -> tuple[SqlType, ...]:
+        """The columns appended to the input's."""
+        return self.types + ((INT8,) if self.ordinality else ())
 
 
 @dataclass(frozen=True)
@@ -225,7 +235,7 @@ def output_types(plan: Plan) -> tuple[SqlType, ...]:
         inner = output_types(plan.input)
         return tuple(inner[i] for i in plan.columns)
     if isinstance(plan, FlatMap):
-        return output_types(plan.input) + (plan.type,)
+        return output_types(plan.input) + plan.outputs
     if isinstance(plan, Join):
         return output_types(plan.left) + output_types(plan.right)
     if isinstance(plan, Reduce):

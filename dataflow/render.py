@@ -20,8 +20,8 @@ from dataflow.exchange import Exchange
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES, Operator, Runtime, StepContext
 from dataflow.operators.join import JoinOp
 from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
-from dataflow.operators.stateless import (ConstantOp, FilterOp, FlatMapOp, GetOp, MapOp, NegateOp,
-                                          ProjectOp, UnionOp)
+from dataflow.operators.flat_map import FlatMapOp
+from dataflow.operators.stateless import ConstantOp, FilterOp, GetOp, MapOp, NegateOp, ProjectOp, UnionOp
 from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.operators.window import WindowOp
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
@@ -93,7 +93,7 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     if isinstance(plan, Project):
         return ProjectOp(sub(plan.input, 0), plan.columns, schema, rt)
     if isinstance(plan, FlatMap):
-        return FlatMapOp(sub(plan.input, 0), plan.func, plan.args, plan.type, schema, rt)
+        return FlatMapOp(sub(plan.input, 0), plan.func, plan.args, plan.types, plan.ordinality, schema, rt)
     if isinstance(plan, Union_):
         return UnionOp([sub(p, i) for i, p in enumerate(plan.inputs)], schema, rt,
                        cancels=any(isinstance(p, Negate) for p in plan.inputs), path=path)

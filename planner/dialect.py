@@ -94,8 +94,16 @@ def _subscripts_as_written() -> None:
     Postgres.INDEX_OFFSET = 0
 
 
+def _no_arrow_lambdas() -> None:
+    """PostgreSQL has no `x -> expr` lambdas: `f(j->'a')` is the jsonb operator on column j
+    (sqlglot read a lone column before `->` in a call's arguments as a lambda's parameter).
+    `=>` (named arguments) stays."""
+    Postgres.Parser.LAMBDAS.pop(TokenType.ARROW, None)
+
+
 _keep_library_calls_as_typed()
 _catalog_types_as_names()
+_no_arrow_lambdas()
 _subscripts_as_written()
 _DIALECT = Slipstream()
 _NON_WORDS = {TokenType.STRING, TokenType.IDENTIFIER, TokenType.NUMBER, TokenType.L_PAREN,

@@ -93,7 +93,8 @@ def _line(p: Plan) -> str:
     if isinstance(p, Project):
         return f"Project ({_cols(p.columns)})"
     if isinstance(p, FlatMap):
-        return f"FlatMap {p.func}({', '.join(render_scalar(a) for a in p.args)})"
+        return f"FlatMap {p.func}({', '.join(render_scalar(a) for a in p.args)})" + \
+            (" WITH ORDINALITY" if p.ordinality else "")
     if isinstance(p, Join):
         keys = " AND ".join(f"l#{a} = r#{b}" for a, b in zip(p.left_key, p.right_key))
         return f"Join on=({keys})" if keys else "CrossJoin"

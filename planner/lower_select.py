@@ -39,7 +39,8 @@ from planner.subqueries import (Subqueries, analyze, build, contains_subquery, g
                                 join_on_keys)
 from planner.statements import Finishing
 from planner.windows import SelectWindows, window_calls
-from planner.table_functions import column_name, find_table_functions, flat_map, is_table_function
+from planner.table_functions import (column_names, find_table_functions, flat_map, is_table_function,
+                                     select_list_flat_map)
 from planner.typing import is_float
 
 
@@ -171,35 +172,62 @@ def plan_catalog_item(item: CatalogItem, ctx: PlanContext) -> Plan:
     raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is an index; it cannot be read directly')
 
 
-def _table_function_node(node: exp.Expression) -> exp.Anonymous | None:
+def _table_function_node(node: exp.Expression) -> exp.Expression | None:
     """The call of a FROM item that is a set-returning function (`generate_series(1, 3) g`)."""
     if isinstance(node, exp.Lateral):
         node = node.this
+        if is_table_function(node):  # LATERAL f(...): the call itself
+            return node
     if isinstance(node, exp.Table) and is_table_function(node.this):
         return node.this
     if isinstance(node, exp.Table) and isinstance(node.this, exp.Func):
         return node.this  # a scalar function in FROM: one row, its value (PostgreSQL allows any)
     if isinstance(node, exp.Unnest):  # sqlglot's own node for UNNEST(...) in FROM
-        if node.args.get("offset") or len(node.expressions) != 1:
-            raise unsupported("unnest WITH ORDINALITY or of several arrays")
         return exp.Anonymous(this="unnest", expressions=list(node.expressions))
     return None
+
+
+def _function_item_aliases(node: exp.Expression) -> tuple[bool, str | None, list[str]]:
+    """(WITH ORDINALITY?, table alias, column aliases) of a function FROM item. sqlglot keeps
+    them on the LATERAL around the call or on the call's Table or Unnest, and moves unnest's
+    last column alias into `offset` under WITH ORDINALITY: put back in the written order."""
+    inner = node.this if isinstance(node, exp.Lateral) else node
+    ordinality = bool(node.args.get("ordinality") or inner.args.get("ordinality"))
+    alias, col_aliases = _alias_columns(node)
+    if alias is None and not col_aliases and inner is not node:
+        alias, col_aliases = _alias_columns(inner)
+    if isinstance(inner, exp.Unnest):
+        offset = inner.args.get("offset")
+        if offset:
+            ordinality = True
+        if isinstance(offset, exp.Identifier):
+            col_aliases = col_aliases + [offset.name]
+    return ordinality, alias, col_aliases
+
+
+def _function_name(call: exp.Expression) -> str:
+    return (call.name if isinstance(call, exp.Anonymous) else call.sql_name()).lower()
 
 
 def _plan_function_item(node: exp.Expression, left: _Item | None, ctx: PlanContext) -> _Item:
     """A set-returning function in FROM, evaluated for each row of `left` (the FROM items before
     it, which its arguments may refer to) or, with no `left`, once."""
     call = _table_function_node(node)
+    ordinality, alias, col_aliases = _function_item_aliases(node)
     if left is None:
         left = _Item(Constant(((),), ()), Scope())
     if is_table_function(call):
-        plan, t = flat_map(call, left.plan, ScalarLowerer(left.scope, ctx, clause="FROM"), ctx)
+        plan, columns = flat_map(call, left.plan, ScalarLowerer(left.scope, ctx, clause="FROM"), ctx,
+                                 ordinality=ordinality, in_from=True)
     else:
         value = resolve_unknown(ScalarLowerer(left.scope, ctx, clause="FROM").lower(call), ctx)
-        plan, t = Map(left.plan, (value,)), value.type
-    alias, col_aliases = _alias_columns(node.this if isinstance(node, exp.Lateral) else node)
-    name = column_name(call, alias, col_aliases)
-    return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, name, t)]))
+        plan, columns = Map(left.plan, (value,) + ((Literal(1, INT8),) if ordinality else ())), [(None, value.type)]
+    name = _function_name(call)
+    names = column_names(name, columns, ordinality, alias, col_aliases)
+    types = [t for _, t in columns] + ([INT8] if ordinality else [])
+    # A whole-row reference to the item: its value when it has one column, else a record.
+    return _Item(plan, left.scope + Scope([ScopeColumn(alias or name, n, t, whole_row=alias or name)
+                                           for n, t in zip(names, types)]))
 
 
 def _derived_ctx(ctx: PlanContext) -> PlanContext:
@@ -271,6 +299,8 @@ def _plan_correlated_recursive_item(node: exp.Table, left: _Item, ctx: PlanConte
 
 def _plan_from_item(node: exp.Expression, ctx: PlanContext) -> _Item:
     ctx = _derived_ctx(ctx)
+    if isinstance(node, exp.Table) and node.args.get("rows_from"):
+        raise unsupported("ROWS FROM (...)")
     if _table_function_node(node) is not None:
         return _plan_function_item(node, None, ctx)
     if isinstance(node, exp.Table):
@@ -1393,7 +1423,7 @@ def _one_select_list_function(srf: exp.Expression, plan: Plan, scope: Scope, ctx
     """A set-returning function in the select list: the FROM result with the function's values
     as one more column, one row per value."""
     plan, scope, args_hook = _srf_argument_subqueries([srf], plan, scope, ctx)
-    plan, t = flat_map(srf, plan, ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT"), ctx)
+    plan, t = select_list_flat_map(srf, plan, ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT"), ctx)
     srf_col = ColumnRef(len(scope.columns), t)
     scope = scope + Scope([ScopeColumn(None, "?srf?", t, using_hidden=True)])
     key = srf.sql()
@@ -1464,7 +1494,7 @@ def _lockstep_array_functions(srfs: list[exp.Expression], plan: Plan, scope: Sco
     longest = exp.Anonymous(this="greatest", expressions=lengths)
     series = exp.Anonymous(this="generate_series", expressions=[exp.Literal.number(1), longest])
     plan, scope, args_hook = _srf_argument_subqueries(srfs, plan, scope, ctx)
-    plan, t = flat_map(series, plan, ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT"), ctx)
+    plan, t = select_list_flat_map(series, plan, ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT"), ctx)
     scope = scope + Scope([ScopeColumn(_LOCKSTEP, "i", t, using_hidden=True)])
     position = exp.Column(this=exp.to_identifier("i"), table=exp.to_identifier(_LOCKSTEP))
     inner = ScalarLowerer(scope, ctx, hook=args_hook, clause="SELECT")

@@ -36,6 +36,10 @@ class ScopeColumn:
     # Where an outer column was lifted from: (recorder, position) that `mark` tells it was read
     # (`planner.subqueries.Recorder`).
     lifted_from: object = None
+    # The FROM item's name when an unqualified reference to it that names no column means this
+    # column: a function item's whole-row reference (`SELECT x FROM jsonb_array_elements(j) x`
+    # is its one column, `value`; over several columns it is a record, refused).
+    whole_row: str | None = None
 
     def mark_used(self) -> None:
         if self.lifted_from is not None:
@@ -80,6 +84,11 @@ class Scope:
                     raise SqlError(SqlState.UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
             else:
                 hits = [i for i, c in at if c.name == name and not c.using_hidden]
+                if not hits:
+                    hits = [i for i, c in at if c.whole_row == name]
+                    if len(hits) > 1:
+                        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED,
+                                       f'whole-row reference "{name}" (a record value) not yet supported')
                 if not hits:
                     continue
             if len(hits) > 1:

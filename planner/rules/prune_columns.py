@@ -26,7 +26,7 @@ What each node demands of its input, given the set D demanded of it:
   Filter     D plus the predicates' columns (predicates are never dropped)
   Map        D's input columns plus the columns of the demanded exprs (transitively: an expr may
              read an earlier expr's output); undemanded exprs are dropped
-  FlatMap    D's input columns plus its args' columns; it keeps its one output column (it
+  FlatMap    D's input columns plus its args' columns; it keeps all its output columns (it
              changes multiplicity, so it always stays)
   Join       D split into left and right, plus each side's key
   Reduce     its group key plus the args of the demanded aggregates; undemanded aggregates
@@ -168,14 +168,14 @@ class _Pruner:
             return self._map(plan, demanded)
 
         if isinstance(plan, FlatMap):
-            n_in = width - 1
+            n_in = width - len(plan.outputs)
             need = {d for d in demanded if d < n_in}
             for a in plan.args:
                 need |= _used(a)
             inner, kept = self.prune(plan.input, frozenset(need))
             pos = _positions(kept)
-            new = FlatMap(inner, plan.func, tuple(remap_expr(a, pos) for a in plan.args), plan.type)
-            return new, kept + (n_in,)
+            new = replace(plan, input=inner, args=tuple(remap_expr(a, pos) for a in plan.args))
+            return new, kept + tuple(range(n_in, width))
 
         if isinstance(plan, Join):
             n_left = len(output_types(plan.left))

@@ -132,8 +132,8 @@ def ref_eval(plan, env: dict[str, Counter]) -> Counter:
             a = [py_eval(x, r) for x in plan.args]
             if any(v is None for v in a):
                 continue
-            for v in range(a[0], a[1] + 1, a[2] if len(a) > 2 else 1):
-                out[r + (v,)] += c
+            for n, v in enumerate(range(a[0], a[1] + 1, a[2] if len(a) > 2 else 1), 1):
+                out[r + (v,) + ((n,) if plan.ordinality else ())] += c
         return out
     if isinstance(plan, Join):
         left, right = ref_eval(plan.left, env), ref_eval(plan.right, env)

@@ -103,7 +103,7 @@ def test_topk(workers, data, limit, offset, desc, nulls_last, group):
 @SETTINGS
 @given(data=st.data())
 def test_flat_map_generate_series(workers, data):
-    plan = FlatMap(Get("t", AB), "generate_series", (col(1), Literal(2, INT8)), INT8)
+    plan = FlatMap(Get("t", AB), "generate_series", (col(1), Literal(2, INT8)), (INT8,), ordinality=True)
     check_plan(plan, {"t": AB}, draw_stream(data, {"t": ab_rows}), workers)
 
 
