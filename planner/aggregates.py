@@ -33,7 +33,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_, output_types
 from dataflow.types import BOOL, FLOAT8, INT4, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
-from planner import interval_keys
+from planner import equality_keys
 from planner.context import PlanContext
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.functions.registry import choose, no_function
@@ -340,7 +340,7 @@ class Grouping:
             if distinct and key not in args:
                 raise SqlError("42P10",
                                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
-            key = interval_keys.key(resolve_unknown(key, self.ctx))  # (intervals order by span)
+            key = equality_keys.key(resolve_unknown(key, self.ctx))  # (intervals order by span)
             if key.type.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
                 raise unsupported(f"ORDER BY a value of type {key.type.name} inside an aggregate")
             if is_float(key.type):
@@ -376,7 +376,7 @@ class Grouping:
 
     def _column_of(self, agg: AggregateExpr | GroupingCall) -> ColumnRef:
         if isinstance(agg, AggregateExpr):
-            agg = interval_keys.distinct_aggregate(agg)
+            agg = equality_keys.distinct_aggregate(agg)
         if agg not in self.aggs:
             self.aggs.append(agg)
         return ColumnRef(len(self.keys) + self.aggs.index(agg), agg.type)
@@ -403,7 +403,7 @@ class Grouping:
         if self.sets is None and len(aggs) == len(self.aggs):
             if not self.keys:
                 return global_aggregate(Reduce(plan, (), aggs))
-            return interval_keys.reduce(plan, tuple(key_cols), aggs, self._outer_key_columns(key_cols))
+            return equality_keys.reduce(plan, tuple(key_cols), aggs, self._outer_key_columns(key_cols))
         # One Reduce per grouping set over the same input, each grouping by every key with the
         # keys its set lacks replaced by NULL (so its output is already keys ++ aggregates), in
         # a union; GROUPING(...) values are constants per set.
@@ -417,7 +417,7 @@ class Grouping:
                 branch_in = Map(plan, tuple(_reading(ColumnRef(key_cols[k], key_types[k]), Literal(None, key_types[k]))
                                             for k in absent))
             group_key = tuple(key_cols[k] if k in s else base_width + absent.index(k) for k in range(len(self.keys)))
-            branch: Plan = interval_keys.reduce(branch_in, group_key, aggs, self._outer_key_columns(key_cols)) if s else \
+            branch: Plan = equality_keys.reduce(branch_in, group_key, aggs, self._outer_key_columns(key_cols)) if s else \
                 _one_row(Reduce(branch_in, group_key, aggs), key_types)
             markers = [a for a in self.aggs if isinstance(a, GroupingCall)]
             if markers:

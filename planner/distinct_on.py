@@ -27,7 +27,7 @@ from sqlglot import exp
 from dataflow.errors import SqlError
 from dataflow.expr import ColumnRef
 from dataflow.plan import Map, Plan, Project, TopK, output_types
-from planner import interval_keys
+from planner import equality_keys
 
 
 def _position(node: exp.Expression) -> int | None:
@@ -82,11 +82,11 @@ def distinct_on_plan(plan: Plan, on_cols: list[int], order_by: tuple[tuple[int, 
     """The first row per DISTINCT ON group (and per correlation key, `key_cols`)."""
     check_order(on_cols, order_by)
     types = output_types(plan)
-    spans = [c for c in on_cols if interval_keys.is_interval(types[c])]
-    if not spans:
+    keyed = [c for c in on_cols if equality_keys.needs_key(types[c])]
+    if not keyed:
         return TopK(plan, tuple(on_cols) + key_cols, order_by, 1, 0)
-    # Intervals are one group per span: group by the span, computed by a Map.
+    # Groups by SQL equality (an interval's span): group by the key, computed by a Map.
     width = len(types)
-    mapped = Map(plan, tuple(interval_keys.span(ColumnRef(c, types[c])) for c in spans))
-    group = tuple(width + spans.index(c) if c in spans else c for c in on_cols) + key_cols
+    mapped = Map(plan, tuple(equality_keys.key(ColumnRef(c, types[c])) for c in keyed))
+    group = tuple(width + keyed.index(c) if c in keyed else c for c in on_cols) + key_cols
     return Project(TopK(mapped, group, order_by, 1, 0), tuple(range(width)))

@@ -22,7 +22,7 @@ from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, column
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project, Reduce,
                            Threshold, TopK, Union_, Window, WindowFunc, output_types)
 from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
-from planner import interval_keys, recursive
+from planner import equality_keys, recursive
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.distinct_on import distinct_on_columns, distinct_on_plan
@@ -738,7 +738,7 @@ def _semijoin(plan: Plan, width: int, key: ScalarExpr, sub: QueryResult, ctx: Pl
     (key, value), _ = coerce_all(bpchar_as_text([key, ColumnRef(0, sub.types[0])], ctx), ctx, "IN",
                                  common=False)
     key, value = resolve_unknown(key, ctx), resolve_unknown(value, ctx)
-    key, value = interval_keys.key(key), interval_keys.key(value)  # (IN compares intervals by span)
+    key, value = equality_keys.key(key), equality_keys.key(value)  # (intervals by span)
     values = Distinct(sub.plan if isinstance(value, ColumnRef) else Project(Map(sub.plan, (value,)), (1,)))
     if isinstance(key, ColumnRef):
         return Project(Join(plan, values, (key.index,), (0,)), tuple(range(width)))
@@ -822,7 +822,7 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
     for it, off, right in zip(items[1:], offsets[1:], plans[1:]):
         w = len(it.scope.columns)
         lkeys, rkeys = [], []
-        lspans, rspans = [], []  # interval keys compare by span: computed by a Map on each side
+        lspans, rspans = [], []  # keys by SQL equality (an interval's span): a Map on each side
         for p in list(remaining):
             if isinstance(p, Call) and p.func == "eq" and all(isinstance(a, ColumnRef) for a in p.args):
                 a, b = p.args[0].index, p.args[1].index
@@ -830,9 +830,9 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
                     a, b = b, a
                 t = p.args[0].type
                 if a < width and off <= b < off + w and t == p.args[1].type:
-                    if interval_keys.is_interval(t):
-                        lspans.append(interval_keys.span(ColumnRef(a, t)))
-                        rspans.append(interval_keys.span(ColumnRef(b - off, t)))
+                    if equality_keys.needs_key(t):
+                        lspans.append(equality_keys.key(ColumnRef(a, t)))
+                        rspans.append(equality_keys.key(ColumnRef(b - off, t)))
                         a, b = width + len(lspans) - 1, off + w + len(rspans) - 1
                     lkeys.append(a)
                     rkeys.append(b - off)
@@ -1055,7 +1055,7 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         exprs, extras = finished[:len(exprs)], finished[len(exprs):]
     plan = _project_exprs(plan, width, exprs + outer_keys + extras)
     if distinct is not None:
-        plan = interval_keys.distinct(plan, range(len(exprs), len(exprs) + len(outer_keys)))
+        plan = equality_keys.distinct(plan, range(len(exprs), len(exprs) + len(outer_keys)))
     if on_cols is not None:
         plan = distinct_on_plan(plan, on_cols, tuple(order_by),
                                 tuple(range(len(exprs), len(exprs) + len(outer_keys))))
@@ -1303,22 +1303,15 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
         types.append(TEXT if t.kind is TypeKind.UNKNOWN else t)
     types = tuple(types)
     distinct = node.args.get("distinct", True) is not False
-    if distinct or op != "UNION":
-        for k, (lc, rc, t) in enumerate(zip(left.columns, right.columns, types)):
-            if t.kind is TypeKind.BPCHAR and not _padding_agrees(node, k, lc.type, rc.type, l_untyped, r_untyped):
-                # PostgreSQL compares character values without their trailing blanks, and each
-                # keeps its own padding: 'a ' (character(2)) and 'a  ' (character(3)) are one
-                # value. Values here compare with their padding.
-                raise unsupported(f"{op} comparing character values of different lengths")
     l = _cast_columns(left, types, ctx, l_untyped)
     r = _cast_columns(right, types, ctx, r_untyped)
     outer_values = range(len(types), len(types) + left.keys)  # (a correlated subquery's)
     if op == "UNION":
         plan: Plan = Union_((l, r))
         if distinct:
-            plan = interval_keys.distinct(plan, outer_values)
+            plan = equality_keys.distinct(plan, outer_values)
     else:  # EXCEPT, INTERSECT
-        plan = interval_keys.set_operation(op, _zero_floats(l, types), _zero_floats(r, types), not distinct,
+        plan = equality_keys.set_operation(op, _zero_floats(l, types), _zero_floats(r, types), not distinct,
                                            outer_values)
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
 
@@ -1331,32 +1324,6 @@ def _stays_subquery(plan: Plan) -> bool:
     if isinstance(plan, Union_):   # (a global aggregate: its rows and the row for no input)
         return any(_stays_subquery(p) for p in plan.inputs)
     return isinstance(plan, (Reduce, Distinct, TopK, Window, Threshold))
-
-
-def _padding_agrees(node: exp.SetOperation, k: int, lt: SqlType, rt: SqlType,
-                    l_untyped: set[int], r_untyped: set[int]) -> bool:
-    """Whether column k of a set operation over character values compares here as in
-    PostgreSQL (which ignores trailing blanks): both sides character(n) of one n, or an untyped
-    literal (or NULL) that no padded value can equal unless it is that value exactly (no
-    trailing blanks, at least n long)."""
-    if k not in l_untyped and k not in r_untyped:
-        return lt == rt
-    if k in l_untyped and k in r_untyped:
-        return True
-    branch, typed = (node.this, rt) if k in l_untyped else (node.expression, lt)
-    e = _select_of(branch).expressions[k]
-    e = e.this if isinstance(e, exp.Alias) else e
-    if isinstance(e, exp.Null):
-        return True
-    value = e.this if isinstance(e, exp.Literal) else None
-    return typed.kind is TypeKind.BPCHAR and typed.precision is not None and isinstance(value, str) \
-        and not value.endswith(" ") and len(value) >= typed.precision
-
-
-def _select_of(node: exp.Expression) -> exp.Select:
-    while isinstance(node, exp.Subquery):
-        node = node.this
-    return node
 
 
 def _zero_floats(plan: Plan, types: tuple[SqlType, ...]) -> Plan:

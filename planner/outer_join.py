@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr, columns_used
 from dataflow.plan import Distinct, Filter, Join, Map, Negate, Plan, Project, Union_
 from dataflow.types import BOOL, SqlType
-from planner import interval_keys
+from planner import equality_keys
 
 
 def _zero(t: SqlType):
@@ -88,14 +88,14 @@ def lower_outer_join(left_plan: Plan, left_types: tuple[SqlType, ...], right_pla
             if ca and cb and all(c >= n_left for c in ca) and all(c < n_left for c in cb):
                 a, b, ca, cb = b, a, cb, ca
             if ca and cb and all(c < n_left for c in ca) and all(c >= n_left for c in cb):
-                if isinstance(a, ColumnRef) and isinstance(b, ColumnRef) and not interval_keys.is_interval(a.type):
+                if isinstance(a, ColumnRef) and isinstance(b, ColumnRef) and not equality_keys.needs_key(a.type):
                     lkeys.append(a.index)
                     rkeys.append(b.index - n_left)
-                else:  # an expression of each side (an interval's span): computed by a Map, then a key
+                else:  # an expression of each side (or a key by SQL equality): computed by a Map, then a key
                     lkeys.append(n_left + len(lexprs))
                     rkeys.append(n_right + len(rexprs))
-                    lexprs.append(interval_keys.key(a))
-                    rexprs.append(_shift(interval_keys.key(b), -n_left))
+                    lexprs.append(equality_keys.key(a))
+                    rexprs.append(_shift(equality_keys.key(b), -n_left))
                 continue
         residual.append(p)
     # Each side, extended by its key expressions (positions n.. of that side).

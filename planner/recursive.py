@@ -32,7 +32,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Literal
 from dataflow.plan import Get, LetRec, Union_
 from dataflow.types import TEXT, SqlType, TypeKind
-from planner import interval_keys
+from planner import equality_keys
 
 _ids = itertools.count()
 
@@ -260,7 +260,7 @@ def plan_recursive_cte(cte: exp.CTE, ctx):
     if union_all:
         plan = LetRec((rid,), (all_types,), (rec_plan,), Get(rid, all_types), seeds=(seed_plan,), names=(name,))
     else:
-        plan = LetRec((rid,), (all_types,), (interval_keys.distinct(Union_((seed_plan, rec_plan)), range(len(types), len(all_types))),), Get(rid, all_types),
+        plan = LetRec((rid,), (all_types,), (equality_keys.distinct(Union_((seed_plan, rec_plan)), range(len(types), len(all_types))),), Get(rid, all_types),
                       names=(name,))
     return QueryResult(plan, tuple(Column(n, t) for n, t in zip(names, types)), keys=keys)
 

@@ -360,8 +360,9 @@ class ScalarLowerer:
                 return self.compare(fn, sym, self.lower(node.this), self.lower(node.expression))
         if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
             fn = "is_not_distinct_from" if isinstance(node, exp.NullSafeEQ) else "is_distinct_from"
-            args, _ = coerce_all([self.lower(node.this), self.lower(node.expression)], ctx, "IS DISTINCT FROM",
-                                 common=False)
+            # (character values compare without their trailing blanks, as in `=`)
+            args, _ = coerce_all(self._bpchar_as_text([self.lower(node.this), self.lower(node.expression)]), ctx,
+                                 "IS DISTINCT FROM", common=False)
             return Call(fn, tuple(resolve_unknown(a, ctx) for a in args), BOOL)
         if isinstance(node, exp.DPipe):
             return self.concat(self.lower(node.this), self.lower(node.expression))
@@ -497,7 +498,7 @@ class ScalarLowerer:
         if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
             tests = []
             for a, b in pairs:
-                (a, b), _ = coerce_all([a, b], self.ctx, "IS DISTINCT FROM", common=False)
+                (a, b), _ = coerce_all(self._bpchar_as_text([a, b]), self.ctx, "IS DISTINCT FROM", common=False)
                 tests.append(Call("is_distinct_from", (resolve_unknown(a, self.ctx), resolve_unknown(b, self.ctx)), BOOL))
             distinct = join("or", tests)
             return distinct if isinstance(node, exp.NullSafeNEQ) else Call("not", (distinct,), BOOL)
@@ -828,6 +829,10 @@ class ScalarLowerer:
             first = resolve_unknown(args[0], ctx) if args[1].type.kind is TypeKind.UNKNOWN else args[0]
             cmp = self.compare("eq", "=", first, args[1])
             l, r = cmp.args
+            own = resolve_unknown(first, ctx)
+            if own.type.kind is TypeKind.BPCHAR and l.type.kind is TypeKind.TEXT:
+                # Compared without the padding, returned with it: character(n) stays itself.
+                return If(cmp, Literal(None, own.type), own, own.type)
             call = Call("nullif", (l, r), l.type)
             # The result has the type of the left input of the `=` chosen: the first argument's
             # own type where a cross-type `=` exists (integers among themselves, real with double),

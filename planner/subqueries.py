@@ -47,7 +47,7 @@ from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, Sca
 from dataflow.plan import (Constant, Distinct, Filter, Join, Map, Negate, Plan, Project, Reduce, TopK,
                            Union_, output_types)
 from dataflow.types import BOOL, INT8, TEXT, SqlType, TypeKind, array_of
-from planner import interval_keys
+from planner import equality_keys
 from planner.context import PlanContext
 from planner.scope import Scope, ScopeColumn
 
@@ -403,8 +403,8 @@ class Subqueries:
         k = len(spec.used)
         qn = len(output_types(q.plan))
         # (intervals are equal by span: both sides compare as their spans)
-        x = interval_keys.key(x)
-        with_v = Map(q.plan, (interval_keys.key(self._v(spec, 0)),))  # (v, K, v')
+        x = equality_keys.key(x)
+        with_v = Map(q.plan, (equality_keys.key(self._v(spec, 0)),))  # (v, K, v')
         keys = tuple(range(1, 1 + k))
         values = Map(Distinct(Project(with_v, keys + (qn,))), (Literal(True, BOOL),))  # (K, v', true)
         width = len(output_types(plan))

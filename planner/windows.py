@@ -40,7 +40,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Map, Plan, Window, WindowFrame, WindowFunc
 from dataflow.types import BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, TypeKind
-from planner import interval_keys
+from planner import equality_keys
 from planner.aggregates import _nulls_last, aggregate_type
 from planner.context import PlanContext
 from planner.rules.fold_constants import fold_constant
@@ -160,11 +160,11 @@ class SelectWindows:
         lower = self.parts.lower
         partition_nodes, order, spec = self._definition(node)
         defs = ScalarLowerer(self.parts.scope, self.ctx, hook=self._definition_hook(), clause=self.parts.clause)
-        # (intervals partition by span, as they compare)
-        partition = tuple(interval_keys.key(resolve_unknown(defs.lower(p), self.ctx)) for p in partition_nodes)
+        # (by SQL equality: intervals by span)
+        partition = tuple(equality_keys.key(resolve_unknown(defs.lower(p), self.ctx)) for p in partition_nodes)
         order_by = []
         for o in (order.expressions if order is not None else []):
-            e = interval_keys.key(resolve_unknown(defs.lower(o.this), self.ctx))  # (by span)
+            e = equality_keys.key(resolve_unknown(defs.lower(o.this), self.ctx))  # (by span)
             if e.type.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
                 raise unsupported(f"ORDER BY a value of type {e.type.name} in a window")
             order_by.append((e, bool(o.args.get("desc")), _nulls_last(o)))

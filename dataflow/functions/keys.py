@@ -2,7 +2,7 @@
 
 The engine's keys (GROUP BY, DISTINCT, set operations, join keys) compare values by their
 representation. Intervals are equal by *span* in SQL (`'1 mon' = '30 days' = '720:00:00'`)
-while each keeps its own fields, so the planner (`planner.interval_keys`) keys on
+while each keeps its own fields, so the planner (`planner.equality_keys`) keys on
 `interval_span(i)` and shows a member of each group, the least by fields:
 `interval_from_member_key(min(interval_member_key(i)))`.
 

@@ -397,7 +397,7 @@ def _test_group(records, pending, apply, prefix, created, views_sql, ss, pg, cha
     try:
         for step in range(changes + 1):
             if step > 0 and table_list:
-                stmt = _change(changer, rng, table_list, ss, pg, rep, history, strip, seed, live)
+                stmt = _change(changer, rng, table_list, ss, pg, rep, history, strip, seed, live, log)
                 if stmt is None:
                     break
             for r, view, sql in live:
@@ -499,7 +499,7 @@ def _same(got: Answer, want: Answer, sql: str) -> bool:
 
 
 def _change(changer: Changer, rng, tables, ss, pg, rep: FileReport, history, strip, seed,
-            live) -> str | None:
+            live, log) -> str | None:
     """One change applied to both systems (tries a few before giving up); None if none applied."""
     for _ in range(6):
         table = rng.choice(tables)

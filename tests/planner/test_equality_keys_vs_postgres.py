@@ -1,4 +1,4 @@
-"""Intervals in keys compare by span, as in PostgreSQL ('1 mon' = '30 days' = '720:00:00',
+"""Keys by SQL equality, against PostgreSQL. Intervals compare by span ('1 mon' = '30 days' = '720:00:00',
 '1 day' = '24:00:00'): GROUP BY, DISTINCT, DISTINCT ON, set operations, joins of every kind, IN,
 EXISTS, = ANY, NOT IN, count(DISTINCT), window partitions and ORDER BY, against PostgreSQL.
 
@@ -90,7 +90,7 @@ def db():
 
 
 @pytest.mark.parametrize("sql", UNORDERED)
-def test_interval_keys_match_postgres(sql, db, pg):
+def test_equality_keys_match_postgres(sql, db, pg):
     assert db.answer(sql) == pg_answer(pg, sql)
 
 
@@ -120,3 +120,62 @@ def test_a_merged_value_is_a_member(sql, db, pg):
         if s is not None:
             assert s in members[e], (s, members[e])
     assert len(rows) == len(pg_answer(pg, sql.replace("i::text", "justify_interval(i)", 1)))
+
+
+# bpchar without a length ignores trailing blanks in comparisons; character(n) values of one
+# column are padded alike, and a set operation over two lengths compares them unpadded.
+BP_DDL = ["CREATE TABLE ik_bp (k int, b bpchar, c2 char(2), c3 char(3), t text)"]
+BP_DATA = ["INSERT INTO ik_bp VALUES (1, 'a', 'a', 'a', 'a'), (2, 'a ', 'b', 'a', 'a '), (3, 'a  ', 'a', 'b', 'b'), "
+           "(4, NULL, NULL, 'b  ', NULL), (5, 'b', 'b ', 'c', 'a'), (6, ' a', ' a', ' a ', ' a')"]
+T = "rtrim({})"  # the same for every member of a group
+BP_UNORDERED = [
+    f"SELECT {T.format('b')}, count(*) FROM ik_bp GROUP BY b",
+    f"SELECT {T.format('b')} FROM (SELECT DISTINCT b FROM ik_bp) s",
+    "SELECT count(DISTINCT b), count(DISTINCT c3) FROM ik_bp",
+    f"SELECT {T.format('x')} FROM (SELECT c2 AS x FROM ik_bp UNION SELECT c3 FROM ik_bp) s",
+    f"SELECT {T.format('x')} FROM (SELECT c2 AS x FROM ik_bp UNION ALL SELECT c3 FROM ik_bp) s",
+    f"SELECT {T.format('x')} FROM (SELECT c2 AS x FROM ik_bp EXCEPT SELECT c3 FROM ik_bp) s",
+    f"SELECT {T.format('x')} FROM (SELECT c3 AS x FROM ik_bp EXCEPT ALL SELECT c2 FROM ik_bp) s",
+    f"SELECT {T.format('x')} FROM (SELECT c2 AS x FROM ik_bp INTERSECT SELECT c3 FROM ik_bp) s",
+    f"SELECT {T.format('x')} FROM (SELECT b AS x FROM ik_bp INTERSECT ALL SELECT c3 FROM ik_bp) s",
+    f"SELECT {T.format('x')} FROM (SELECT c3 AS x FROM ik_bp UNION SELECT t FROM ik_bp) s",
+    f"SELECT {T.format('x')} FROM (SELECT c3 AS x FROM ik_bp UNION SELECT 'a') s",
+    "SELECT x FROM (SELECT c3 AS x FROM ik_bp UNION SELECT 'abc') s",
+    f"SELECT {T.format('x')} FROM (SELECT b AS x FROM ik_bp UNION SELECT c3 FROM ik_bp) s",
+    "SELECT a.k, b.k FROM ik_bp a JOIN ik_bp b ON a.b = b.b",
+    "SELECT a.k, b.k FROM ik_bp a JOIN ik_bp b ON a.c2 = b.c3",
+    "SELECT a.k, b.k FROM ik_bp a LEFT JOIN ik_bp b ON a.b = b.c2",
+    "SELECT k, count(*) OVER (PARTITION BY b) FROM ik_bp",
+    "SELECT k FROM ik_bp WHERE b IN (SELECT c3 FROM ik_bp)",
+    "SELECT k FROM ik_bp WHERE EXISTS (SELECT 1 FROM ik_bp x WHERE x.b = ik_bp.c3)",
+    f"SELECT {T.format('b')}, k FROM (SELECT DISTINCT ON (b) b, k FROM ik_bp ORDER BY b, k) s",
+    "SELECT k, rank() OVER (ORDER BY b) FROM ik_bp",
+    "SELECT k, c3 IS NOT DISTINCT FROM 'b', b IS NOT DISTINCT FROM 'a', b IS DISTINCT FROM 'a '::bpchar, "
+    "c3 IS DISTINCT FROM b, c2 IS NOT DISTINCT FROM c3, (k, c3) IS NOT DISTINCT FROM (4, 'b') FROM ik_bp",
+    "SELECT k, nullif(c3, 'b'), nullif(b, 'a '), CASE c3 WHEN 'b' THEN 1 ELSE 0 END, "
+    "CASE b WHEN 'a ' THEN 1 ELSE 0 END, (k, c3) = (3, 'b'), c3 IN ('b', 'x'), b = ANY(ARRAY['a'::bpchar]) FROM ik_bp",
+    "SELECT k FROM ik_bp WHERE b IS NOT DISTINCT FROM c2",
+]
+
+
+@pytest.fixture(scope="module")
+def bp_pg(pg):
+    pg.execute("DROP TABLE IF EXISTS ik_bp CASCADE")
+    for s in BP_DDL + BP_DATA:
+        pg.execute(s)
+    return pg
+
+
+@pytest.fixture(scope="module")
+def bp_db():
+    return EngineDb(BP_DDL, BP_DATA)
+
+
+@pytest.mark.parametrize("sql", BP_UNORDERED)
+def test_bpchar_keys_match_postgres(sql, bp_db, bp_pg):
+    assert bp_db.answer(sql) == pg_answer(bp_pg, sql)
+
+
+def test_a_merged_bpchar_is_a_member(bp_db):
+    rows = bp_db.rows("SELECT b, count(*) FROM ik_bp GROUP BY b")
+    assert sorted(rows, key=repr) == sorted([("a", 3), (" a", 1), ("b", 1), (None, 1)], key=repr)
