@@ -57,6 +57,10 @@ UNORDERED = [
     "SELECT x.i, y.i FROM tz x LEFT JOIN tz y ON x.a = y.b",
     "SELECT min(a), max(a), min(b), max(b) FROM tz", "SELECT i % 2, min(a), max(b) FROM tz GROUP BY 1",
     "SELECT min(a) FROM tz WHERE i > 100",
+    "SELECT i, max(a) OVER (ORDER BY i), min(b) OVER (PARTITION BY i % 2 ORDER BY i) FROM tz",
+    "SELECT i, rank() OVER (ORDER BY a) FROM tz",
+    "SELECT i FROM tz x WHERE EXISTS (SELECT 1 FROM tz y WHERE y.b = x.a)",
+    "SELECT i FROM tz x WHERE a NOT IN (SELECT b FROM tz y WHERE b IS NOT NULL)",
     "SELECT a FROM tz UNION SELECT b FROM tz", "SELECT a FROM tz INTERSECT SELECT b FROM tz",
     "SELECT x FROM (SELECT a AS x FROM tz ORDER BY a DESC LIMIT 3) s",
     # casts
@@ -154,3 +158,20 @@ def test_current_time_is_the_statement_time_in_utc(db):
                                  "SELECT '24:00:00+02'::timetz::time"])
 def test_refused_with_0a000(sql, db):
     assert db.answer(sql) == "0A000"
+
+
+def test_parquet_parts_keep_timetz():
+    """A table's persist parts (Parquet) give back the same keys (dataflow/timetz.py's layout)."""
+    import pyarrow as pa
+
+    from dataflow.types import TIMETZ, arrow_schema
+    from storage.persist.parts import decode_part, encode_part
+    keys = [timetz.parse(s) for s in ("12:00+02", "24:00:00-15:59:59", "00:00:00.000001+15:59:59")]
+    schema = arrow_schema([TIMETZ])
+    table = pa.table({"c0": timetz.from_keys(pa.array(keys + [None], pa.int64())),
+                      "time": pa.array([1, 2, 3, 4], pa.uint64()), "diff": pa.array([1, 1, 1, 1], pa.int64())},
+                     schema=schema)
+    back = decode_part(encode_part(table), schema)
+    assert back.equals(table)
+    assert [None if v is None else timetz.fmt(v) for v in back["c0"].to_pylist()] == \
+        ["12:00:00+02", "24:00:00-15:59:59", "00:00:00.000001+15:59:59", None]
