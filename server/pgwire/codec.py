@@ -28,7 +28,7 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import normalize_datetime_text, time_text
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
-from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, BOOL, BYTEA, DATE, INTERVAL, TIME, TIMETZ, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType, TypeKind)
 
 Encoder = Callable[[Any], bytes]
