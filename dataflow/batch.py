@@ -241,9 +241,9 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
         col = col.dictionary_decode()
         t = col.type
     nulls = col.null_count
-    if pa.types.is_integer(t) or pa.types.is_boolean(t):
-        if pa.types.is_boolean(t):
-            col = col.cast(pa.int64())
+    if pa.types.is_integer(t) or pa.types.is_boolean(t) or pa.types.is_duration(t):
+        if pa.types.is_boolean(t) or pa.types.is_duration(t):  # duration: timetz's int64 keys
+            col = col.cast(pa.int64()) if pa.types.is_boolean(t) else col.view(pa.int64())
         vals = (pc.fill_null(col, 0) if nulls else col).to_numpy(zero_copy_only=False)
         if vals.dtype == np.uint64:
             u = vals.copy()  # values past 2**63 keep their bits

@@ -34,7 +34,7 @@ from dataflow.decimal_util import (_checked, check_exact_rescale, check_unconstr
                                    numeric_too_large, rescale, rescale_i64, scale_of, to_unscaled,
                                    to_unscaled_i64, unscaled_text)
 from dataflow import interval
-from dataflow import arrays, jsonb, oid_names
+from dataflow import arrays, jsonb, oid_names, timetz
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
@@ -977,6 +977,8 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             return fit_length_array(_format_distinct(arr, bytea_text), t)
         if pa.types.is_time(src):
             return fit_length_array(_format_distinct(arr, time_text), t)
+        if src == timetz.ARROW:
+            return fit_length_array(timetz.text_array(arr), t)
         if src == interval.ARROW:  # not a hot path: one Python call per value
             return fit_length_array(pa.array([None if v is None else interval.fmt(v) for v in arr.to_pylist()],
                                              pa.string()), t)
@@ -1034,6 +1036,13 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
             # rounded; Arrow's decimal -> float divides in floating point).
             return cast_array(arr.cast(pa.string()), t)
         return checked_float(arr, arr.cast(target, safe=False), t)
+    if k is TypeKind.TIMETZ:
+        return _to_timetz(arr, t)
+    if k is TypeKind.TIME and src == timetz.ARROW:  # drops the zone
+        tod, _, valid = timetz.split(arr)
+        if (valid & (tod >= timetz.US_PER_DAY)).any():
+            raise unsupported("the time 24:00:00 (end of day) as time without time zone")
+        return pa.array(tod, pa.int64(), mask=None if valid.all() else ~valid).cast(pa.time64("us"))
     if k is TypeKind.TIME and pa.types.is_timestamp(src):
         return _time_of_day(arr.cast(pa.timestamp("us", tz=src.tz)).view(pa.int64()))
     if k is TypeKind.TIME and src == interval.ARROW:
@@ -1050,6 +1059,22 @@ def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
         return arr.cast(target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         raise SqlError("42846", f"cannot cast type {src} to {t.name}") from None
+
+
+def _to_timetz(arr: pa.Array, t: SqlType) -> pa.Array:
+    """time -> timetz at the session's zone (UTC); timestamptz -> its UTC time of day."""
+    src = arr.type
+    if src == timetz.ARROW:
+        return arr
+    if pa.types.is_time(src):
+        us = arr.cast(pa.time64("us")).cast(pa.int64())
+    elif pa.types.is_timestamp(src) and src.tz is not None:
+        us = _time_of_day(arr.cast(pa.timestamp("us", tz=src.tz)).view(pa.int64())).cast(pa.int64())
+    else:
+        raise SqlError("42846", f"cannot cast type {src} to {t.name}")
+    valid = us.is_valid().to_numpy(zero_copy_only=False)
+    vals = pc.fill_null(us, 0).to_numpy(zero_copy_only=False)
+    return timetz.join(vals, np.zeros(len(vals), np.int64), valid)
 
 
 def _time_of_day(us: pa.Array) -> pa.Array:
@@ -1171,6 +1196,10 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
         if _mask(pc.and_(arr.is_valid(), pc.invert(ok))).any():
             raise _invalid_text(t, _first_bad(arr, ok))
         return pc.if_else(arr.is_valid(), is_t, pa.nulls(len(arr), pa.bool_()))
+    if k is TypeKind.TIMETZ:  # each distinct text parsed once
+        uniq = pc.unique(arr)
+        keys = [None if v is None else timetz.parse(v) for v in uniq.to_pylist()]
+        return timetz.from_keys(pa.array(keys, pa.int64())).take(pc.index_in(arr, uniq))
     if k is TypeKind.TIME:
         from planner.casts import cast_value  # each distinct text by the constants' rules
         from dataflow.types import TEXT

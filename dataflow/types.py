@@ -32,6 +32,7 @@ class TypeKind(str, Enum):
     TIMESTAMPTZ = "timestamptz"
     DATE = "date"
     TIME = "time"  # time of day without zone, microseconds
+    TIMETZ = "timetz"  # time of day and zone offset, one int64 key: see dataflow.timetz
     INTERVAL = "interval"  # (months, days, microseconds): see dataflow.interval
     BYTEA = "bytea"
     UUID = "uuid"  # kept as its canonical text: see dataflow.bytea_uuid
@@ -70,6 +71,7 @@ _OIDS = {
     TypeKind.TIMESTAMPTZ: 1184,
     TypeKind.DATE: 1082,
     TypeKind.TIME: 1083,
+    TypeKind.TIMETZ: 1266,
     TypeKind.INTERVAL: 1186,
     TypeKind.BYTEA: 17,
     TypeKind.UUID: 2950,
@@ -103,6 +105,7 @@ _PG_NAMES = {
     TypeKind.TIMESTAMPTZ: "timestamp with time zone",
     TypeKind.DATE: "date",
     TypeKind.TIME: "time without time zone",
+    TypeKind.TIMETZ: "time with time zone",
     TypeKind.INTERVAL: "interval",
     TypeKind.BYTEA: "bytea",
     TypeKind.UUID: "uuid",
@@ -185,6 +188,8 @@ class SqlType:
             return pa.month_day_nano_interval()
         if k is TypeKind.TIME:
             return pa.time64("us")
+        if k is TypeKind.TIMETZ:
+            return pa.duration("us")  # the key of dataflow.timetz
         if k is TypeKind.BYTEA:
             return pa.binary()
         if k in (TypeKind.UUID, TypeKind.JSONB, TypeKind.JSON, TypeKind.ARRAY):
@@ -230,6 +235,7 @@ TIMESTAMP = SqlType(TypeKind.TIMESTAMP)
 TIMESTAMPTZ = SqlType(TypeKind.TIMESTAMPTZ)
 DATE = SqlType(TypeKind.DATE)
 TIME = SqlType(TypeKind.TIME)
+TIMETZ = SqlType(TypeKind.TIMETZ)
 INTERVAL = SqlType(TypeKind.INTERVAL)
 BYTEA = SqlType(TypeKind.BYTEA)
 UUID = SqlType(TypeKind.UUID)
@@ -261,7 +267,7 @@ ARRAY_OIDS = {
     TypeKind.BOOL: 1000, TypeKind.INT2: 1005, TypeKind.INT4: 1007, TypeKind.INT8: 1016,
     TypeKind.FLOAT4: 1021, TypeKind.FLOAT8: 1022, TypeKind.NUMERIC: 1231, TypeKind.TEXT: 1009,
     TypeKind.VARCHAR: 1015, TypeKind.BPCHAR: 1014, TypeKind.TIMESTAMP: 1115, TypeKind.TIMESTAMPTZ: 1185,
-    TypeKind.DATE: 1182, TypeKind.TIME: 1183, TypeKind.INTERVAL: 1187, TypeKind.BYTEA: 1001, TypeKind.UUID: 2951,
+    TypeKind.DATE: 1182, TypeKind.TIME: 1183, TypeKind.TIMETZ: 1270, TypeKind.INTERVAL: 1187, TypeKind.BYTEA: 1001, TypeKind.UUID: 2951,
     TypeKind.JSONB: 3807, TypeKind.JSON: 199,
     TypeKind.OID: 1028, TypeKind.REGCLASS: 2210, TypeKind.REGTYPE: 2211, TypeKind.REGPROC: 1008,
     TypeKind.NAME: 1003, TypeKind.CHAR: 1002, TypeKind.REGNAMESPACE: 4090, TypeKind.REGROLE: 4097,

@@ -372,6 +372,11 @@ class Grouping:
             # integer key with SQL's float order instead, and turn the result back.
             key = AggregateExpr(func, Call("float_order_key", (arg,), INT8), INT8, distinct)
             return Call("float_from_order_key", (self._column_of(key),), arg.type)
+        if func in ("min", "max") and arg.type.kind is TypeKind.TIMETZ:
+            # Arrow has no min/max of the duration its keys are kept in: aggregate the int64 keys,
+            # which order as timetz does (dataflow/timetz.py), and turn the result back.
+            key = AggregateExpr(func, Call("timetz_key", (arg,), INT8), INT8, distinct)
+            return Call("timetz_from_key", (self._column_of(key),), arg.type)
         return self._column_of(AggregateExpr(func, arg, result, distinct))
 
     def _column_of(self, agg: AggregateExpr | GroupingCall) -> ColumnRef:

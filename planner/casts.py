@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from dataflow import interval
+from dataflow import interval, timetz
 from dataflow import arrays, jsonb, oid_names
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
@@ -122,6 +122,8 @@ def text_of(value: Any, src: SqlType) -> str:
         return interval.fmt(value)
     if isinstance(value, dt.time):
         return time_text(value)
+    if isinstance(value, dt.timedelta):  # a timetz is its key as a timedelta (dataflow.timetz)
+        return timetz.fmt(value)
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytea_text(bytes(value))
     return str(value)
@@ -236,6 +238,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
             if v is None:
                 raise datetime_input_error(dst, s)
             return v
+        if k is TypeKind.TIMETZ:
+            return timetz.value_of(timetz.parse(s))
         if k is TypeKind.BYTEA:
             return bytea_parse(s)
         if k is TypeKind.UUID:
@@ -340,6 +344,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
     if k is TypeKind.INTERVAL and isinstance(value, dt.time):
         us = ((value.hour * 60 + value.minute) * 60 + value.second) * 10 ** 6 + value.microsecond
         return pa.MonthDayNano([0, 0, us * 1000])
+    if k is TypeKind.TIMETZ:
+        return _to_timetz(value, src, dst)
+    if k is TypeKind.TIME and isinstance(value, dt.timedelta):  # timetz -> time drops the zone
+        return _time_of_us(timetz.decode(timetz.key_of(value))[0])
     if k is TypeKind.BYTEA and isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if k is TypeKind.UUID and src.kind is TypeKind.UUID:
@@ -361,6 +369,26 @@ def _cast_json(value: str, src: SqlType, dst: SqlType) -> Any:
     if dst.kind is TypeKind.BOOL:
         return v
     return cast_value(v, SqlType(TypeKind.NUMERIC), dst)
+
+
+def _time_of_us(us: int) -> dt.time:
+    if us >= 86_400 * 10 ** 6:
+        raise unsupported("the time 24:00:00 (end of day) as time without time zone")
+    return (dt.datetime.min + dt.timedelta(microseconds=us)).time()
+
+
+def _to_timetz(value: Any, src: SqlType, dst: SqlType) -> dt.timedelta:
+    """time -> timetz at the session's zone (UTC); timestamptz -> its UTC time of day."""
+    if isinstance(value, dt.timedelta):
+        return value
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        v = value.astimezone(dt.timezone.utc)
+        us = ((v.hour * 60 + v.minute) * 60 + v.second) * 10 ** 6 + v.microsecond
+        return timetz.value_of(timetz.encode(us, 0))
+    if isinstance(value, dt.time) and not isinstance(value, dt.datetime):
+        us = ((value.hour * 60 + value.minute) * 60 + value.second) * 10 ** 6 + value.microsecond
+        return timetz.value_of(timetz.encode(us, 0))
+    raise SqlError(SqlState.DATATYPE_MISMATCH, f"cannot cast type {src.name} to {dst.name}")
 
 
 def _time_of_timestamp_text(text: str) -> dt.time | None:
@@ -394,6 +422,9 @@ def _type_of_python(v: Any) -> SqlType:
     if isinstance(v, dt.time):
         from dataflow.types import TIME
         return TIME
+    if isinstance(v, dt.timedelta):
+        from dataflow.types import TIMETZ
+        return TIMETZ
     if isinstance(v, (bytes, bytearray, memoryview)):
         from dataflow.types import BYTEA
         return BYTEA

@@ -206,7 +206,7 @@ def _row_items(node: exp.Expression) -> list[exp.Expression] | None:
 
 def _datetime_like(t: SqlType) -> bool:
     """Dates, times, timestamps and intervals: their arithmetic is in the function library."""
-    return is_time(t) or t.kind in (TypeKind.INTERVAL, TypeKind.TIME)
+    return is_time(t) or t.kind in (TypeKind.INTERVAL, TypeKind.TIME, TypeKind.TIMETZ)
 
 
 def _quantifier(node: exp.Expression) -> tuple[str, exp.Expression] | None:

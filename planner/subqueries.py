@@ -114,7 +114,7 @@ def build(query: exp.Expression, outer_plan: Plan, scope: Scope, used: list[int]
 
 # ---- NULL-safe keys ---------------------------------------------------------------------------
 
-_ZERO_TEXT = {TypeKind.INTERVAL: "0", TypeKind.TIME: "00:00", TypeKind.UUID: "00000000-0000-0000-0000-000000000000",
+_ZERO_TEXT = {TypeKind.INTERVAL: "0", TypeKind.TIME: "00:00", TypeKind.TIMETZ: "00:00+00", TypeKind.UUID: "00000000-0000-0000-0000-000000000000",
               TypeKind.JSONB: "null", TypeKind.JSON: "null"}
 
 

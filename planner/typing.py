@@ -14,7 +14,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGNAMESPACE, REGPROC, REGROLE, REGTYPE, ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
+from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGNAMESPACE, REGPROC, REGROLE, REGTYPE, ARRAY_OIDS, BOOL, BYTEA, DATE, INTERVAL, TIME, TIMETZ, JSON, JSONB, UUID, array_of, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT,
                             TIMESTAMP, TIMESTAMPTZ, UNKNOWN, VARCHAR, NUMERIC_MAX_PRECISION,
                             BPCHAR, SqlType, TypeKind, bpchar, numeric, varchar)
 
@@ -89,6 +89,11 @@ def type_from_ast(dt: exp.DataType) -> SqlType:
         if element.kind is TypeKind.ARRAY:
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
         return array_of(element)
+    if t is DT.TIMETZ:
+        if dt.expressions:
+            # PostgreSQL rounds to the precision; not done here, so refused rather than ignored.
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "time with time zone with a precision is not supported")
+        return TIMETZ
     if t in _SIMPLE:
         return _SIMPLE[t]
     if t is DT.USERDEFINED and dt.args.get("kind") is not None:
@@ -163,6 +168,8 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
         return TIMESTAMP
     if kinds == {TypeKind.BOOL}:
         return BOOL
+    if kinds == {TypeKind.TIME, TypeKind.TIMETZ}:
+        return TIMETZ  # time casts to timetz implicitly, not back
     if kinds == {TypeKind.ARRAY} and common:
         # In a UNION/CASE/COALESCE varchar[] with text[] is text[], integer[] with bigint[]
         # bigint[]: the elements' common type (PostgreSQL's operators, `=` among them, want
@@ -192,6 +199,8 @@ def implicitly_castable(src: SqlType, dst: SqlType) -> bool:
         return True
     if src.kind is TypeKind.TIMESTAMP and dst.kind is TypeKind.TIMESTAMPTZ:
         return True
+    if src.kind is TypeKind.TIME and dst.kind is TypeKind.TIMETZ:
+        return True  # at the session's zone (UTC)
     return False
 
 
@@ -219,6 +228,10 @@ def assignment_castable(src: SqlType, dst: SqlType) -> bool:
         return True
     if {src.kind, dst.kind} == {TypeKind.TIME, TypeKind.INTERVAL}:
         return True  # time -> interval (implicit in PostgreSQL), interval -> time
+    if src.kind in (TypeKind.TIMETZ, TypeKind.TIMESTAMPTZ) and dst.kind is TypeKind.TIMETZ:
+        return True
+    if src.kind is TypeKind.TIMETZ and dst.kind is TypeKind.TIME:
+        return True  # drops the zone
     return False
 
 
@@ -237,7 +250,7 @@ def explicitly_castable(src: SqlType, dst: SqlType) -> bool:
 
 
 OID_TYPES = {t.oid: t for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT, VARCHAR,
-                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON, TIME)}
+                                TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID, JSONB, JSON, TIME, TIMETZ)}
 OID_TYPES[1042] = BPCHAR
 OID_TYPES.update({t.oid: t for t in (OID, REGCLASS, REGTYPE, REGPROC, REGNAMESPACE, REGROLE, NAME, CHAR)})
 

@@ -52,6 +52,7 @@ SCALARS = [
     TypeRow(1043, "varchar", -1, False, "S", False, "varchar", "i", collation=_D, kind=TypeKind.VARCHAR),
     TypeRow(1082, "date", 4, True, "D", False, "date_", "i", kind=TypeKind.DATE),
     TypeRow(1083, "time", 8, True, "D", False, "time_", "d", kind=TypeKind.TIME),
+    TypeRow(1266, "timetz", 12, False, "D", False, "timetz_", "d", kind=TypeKind.TIMETZ),
     TypeRow(1114, "timestamp", 8, True, "D", False, "timestamp_", "d", kind=TypeKind.TIMESTAMP),
     TypeRow(1184, "timestamptz", 8, True, "D", True, "timestamptz_", "d", kind=TypeKind.TIMESTAMPTZ),
     TypeRow(1186, "interval", 16, False, "T", True, "interval_", "d", kind=TypeKind.INTERVAL),

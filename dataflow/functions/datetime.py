@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow import interval
+from dataflow import interval, timetz
 from dataflow.decimal_util import from_unscaled_i64
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call
@@ -130,6 +130,57 @@ def _date_time(time_first: bool):
         d, t = (_arr(vals[1]), _arr(vals[0])) if time_first else (_arr(vals[0]), _arr(vals[1]))
         return _timestamps(_micros(d) + _time_us(t), _valid(d, t), pa.timestamp("us"))
     return run
+
+
+def _timetz_key(vals: list[pa.Array], expr: Call) -> pa.Array:
+    return timetz.keys(_arr(vals[0]))
+
+
+def _timetz_from_key(vals: list[pa.Array], expr: Call) -> pa.Array:
+    return timetz.from_keys(_arr(vals[0]))
+
+
+def _timetz_interval(sign: int, interval_first: bool = False):
+    """timetz ± interval: the interval's time part, wrapping at midnight; the zone is kept
+    (PostgreSQL's timetz_pl_interval)."""
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        t, iv = (vals[1], vals[0]) if interval_first else (vals[0], vals[1])
+        t, iv = _arr(t), _arr(iv)
+        tod, zone, _ = timetz.split(t)
+        _, _, micros = interval.split(iv)
+        return timetz.join(np.mod(tod + sign * micros, US_PER_DAY), zone, _valid(t, iv))
+    return run
+
+
+def _date_timetz(time_first: bool):
+    """date + timetz: the instant of that local time at the value's zone (a timestamptz)."""
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        d, t = (_arr(vals[1]), _arr(vals[0])) if time_first else (_arr(vals[0]), _arr(vals[1]))
+        tod, zone, _ = timetz.split(t)
+        return _timestamps(_micros(d) + tod + zone * 1_000_000, _valid(d, t), pa.timestamp("us", tz="UTC"))
+    return run
+
+
+def _timetz_at_zone(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """timezone(zone, timetz): the same instant's time of day at a fixed-offset zone (a number,
+    UTC, a fixed abbreviation, or an interval's time). A named zone is refused: PostgreSQL takes
+    its offset on the current date."""
+    zones, t = _arr(vals[0]), _arr(vals[1])
+    tod, zone, ok = timetz.split(t)
+    ok = ok & zones.is_valid().to_numpy(zero_copy_only=False)
+    if zones.type == interval.ARROW:
+        m, d, us = interval.split(zones)
+        if ((m != 0) | (d != 0))[ok].any():
+            bad = zones[int(np.flatnonzero(((m != 0) | (d != 0)) & ok)[0])].as_py()
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
+                           f'interval time zone "{interval.fmt(bad)}" must not include months or days')
+        new = -(us // 1_000_000)
+    else:
+        offsets = {z: timetz.fixed_zone(z) for z in pc.unique(zones).drop_null().to_pylist()}
+        names = zones.to_pylist()
+        new = np.array([0 if n is None else -offsets[n] for n in names], np.int64)
+    utc = tod + zone * 1_000_000
+    return timetz.join(np.mod(utc - new * 1_000_000, US_PER_DAY), new, ok)
 
 
 def _date_days(sign: int, days_first: bool = False):
@@ -349,6 +400,17 @@ def _field_values(src: pa.Array, field: str) -> tuple[np.ndarray, int]:
                 "microseconds": (np.fmod(u, 60_000_000), 0),
                 # epoch: 365.25 days a year, 30 days a month, as PostgreSQL counts.
                 "epoch": (_interval_epoch_us(year, m - year * 12, d, u), 6)}
+        return vals[field]
+    if src.type == timetz.ARROW:  # the clock fields, the zone's, and epoch (UTC-adjusted)
+        tod, zone, _ = timetz.split(src)
+        east = -zone
+        vals = {"hour": (tod // 3_600_000_000, 0), "minute": (tod // 60_000_000 % 60, 0),
+                "second": (tod % 60_000_000, 6), "milliseconds": (tod % 60_000_000, 3),
+                "microseconds": (tod % 60_000_000, 0), "epoch": (tod + zone * 1_000_000, 6),
+                "timezone": (east, 0),
+                # C's truncating division, as PostgreSQL: -05:30 is hour -5, minute -30.
+                "timezone_hour": (np.sign(east) * (np.abs(east) // 3600), 0),
+                "timezone_minute": (np.sign(east) * (np.abs(east) // 60 % 60), 0)}
         return vals[field]
     if pa.types.is_time(src.type):  # a time of day: the clock fields and epoch only
         tod = _time_us(src)
@@ -679,7 +741,11 @@ KERNELS = {
     "time_sub_interval": _time_interval(-1), "time_sub_time": _time_sub_time,
     "date_add_time": _date_time(False), "time_add_date": _date_time(True),
     "to_char": _to_char, "to_timestamp_fmt": _parse_template(False), "to_date_fmt": _parse_template(True),
-    "timezone": _at_time_zone,
+    "timezone": _at_time_zone, "timetz_at_zone": _timetz_at_zone,
+    "timetz_key": _timetz_key, "timetz_from_key": _timetz_from_key,
+    "timetz_add_interval": _timetz_interval(1), "interval_add_timetz": _timetz_interval(1, interval_first=True),
+    "timetz_sub_interval": _timetz_interval(-1),
+    "date_add_timetz": _date_timetz(False), "timetz_add_date": _date_timetz(True),
     "ts_add_interval": _ts_interval(1), "interval_add_ts": _ts_interval(1, interval_first=True),
     "ts_sub_interval": _ts_interval(-1), "ts_sub_ts": _ts_sub_ts,
     "date_add_days": _date_days(1), "days_add_date": _date_days(1, days_first=True),

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call, Literal, ScalarExpr
-from dataflow.types import (DATE, FLOAT8, INT4, INTERVAL, NUMERIC, TEXT, TIME, TIMESTAMP, TIMESTAMPTZ,
+from dataflow.types import (DATE, FLOAT8, INT4, INTERVAL, NUMERIC, TEXT, TIME, TIMETZ, TIMESTAMP, TIMESTAMPTZ,
                             SqlType)
+from dataflow import timetz
 from planner.functions.registry import Overload, overloads
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ FIELDS = {
     TIMESTAMPTZ: _DATE_FIELDS | _TIME_FIELDS | {"timezone", "timezone_hour", "timezone_minute"},
     INTERVAL: _TIME_FIELDS | {"day", "month", "year", "quarter", "decade", "century", "millennium", "epoch"},
     TIME: _TIME_FIELDS | {"epoch"},
+    TIMETZ: _TIME_FIELDS | {"epoch", "timezone", "timezone_hour", "timezone_minute"},
 }
 _FIELD_ALIASES = {"microsecond": "microseconds", "us": "microseconds", "usec": "microseconds",
                   "usecs": "microseconds", "millisecond": "milliseconds", "ms": "milliseconds",
@@ -64,6 +66,9 @@ def _wall_clock(t: SqlType):
             return Literal(now.date(), t)
         if t == TIME:
             return Literal(now.time(), t)
+        if t == TIMETZ:  # current_time: at the session's zone, UTC
+            tod = now - now.replace(hour=0, minute=0, second=0, microsecond=0)
+            return Literal(timetz.value_of(timetz.encode(tod // dt.timedelta(microseconds=1), 0)), t)
         return Literal(now, t)
     return build
 
@@ -89,12 +94,14 @@ def _field_call(kernel: str, result: SqlType):
                                f"for type {what}")
             return Call("date_trunc", (Literal(name, TEXT), source), src)
         if name not in FIELDS[TIMESTAMPTZ] | FIELDS[INTERVAL]:
-            what = {DATE: "date", INTERVAL: "interval", TIMESTAMPTZ: "timestamp with time zone"}.get(
+            what = {DATE: "date", INTERVAL: "interval", TIMESTAMPTZ: "timestamp with time zone",
+                    TIME: "time without time zone", TIMETZ: "time with time zone"}.get(
                 src, "timestamp without time zone")
             raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'unit "{unit.value}" not recognized for type {what}')
         if name not in FIELDS[src]:
             what = {DATE: "date", INTERVAL: "interval", TIMESTAMPTZ: "timestamp with time zone",
-                    TIME: "time without time zone"}.get(src, "timestamp without time zone")
+                    TIME: "time without time zone", TIMETZ: "time with time zone"}.get(
+                src, "timestamp without time zone")
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f'unit "{unit.value}" not supported for type {what}')
         return Call(kernel, (Literal(name, TEXT), source), result)
     return build
@@ -115,15 +122,14 @@ FUNCTIONS = overloads(
     *(Overload(name, (), t, build=_wall_clock(t), wall_clock=True) for name, t in (
         ("now", TIMESTAMPTZ), ("current_timestamp", TIMESTAMPTZ), ("transaction_timestamp", TIMESTAMPTZ),
         ("statement_timestamp", TIMESTAMPTZ), ("clock_timestamp", TIMESTAMPTZ),
-        ("localtimestamp", TIMESTAMP), ("current_date", DATE), ("localtime", TIME))),
-    Overload("current_time", (), TIME, build=_unsupported("current_time (type time with time zone)")),
+        ("localtimestamp", TIMESTAMP), ("current_date", DATE), ("localtime", TIME), ("current_time", TIMETZ))),
     # date_trunc(unit, value)
     *(Overload("date_trunc", (TEXT, t), t, build=_field_call("date_trunc", t)) for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL)),
     # extract(field FROM value) is numeric since PostgreSQL 14; date_part stays double precision.
     *(Overload("extract", (TEXT, t), NUMERIC, build=_field_call("extract", NUMERIC))
-      for t in (DATE, TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME)),
+      for t in (DATE, TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME, TIMETZ)),
     *(Overload("date_part", (TEXT, t), FLOAT8, build=_field_call("date_part", FLOAT8))
-      for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME)),
+      for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME, TIMETZ)),
     Overload("make_date", (INT4, INT4, INT4), DATE, kernel="make_date"),
     Overload("make_timestamp", (INT4, INT4, INT4, INT4, INT4, FLOAT8), TIMESTAMP, kernel="make_timestamp"),
     # make_interval(years, months, weeks, days, hours, mins, secs), each defaulting to 0.
@@ -141,6 +147,8 @@ FUNCTIONS = overloads(
     Overload("to_date", (TEXT, TEXT), DATE, kernel="to_date_fmt"),
     Overload("timezone", (TEXT, TIMESTAMP), TIMESTAMPTZ, kernel="timezone"),
     Overload("timezone", (TEXT, TIMESTAMPTZ), TIMESTAMP, kernel="timezone"),
+    Overload("timezone", (TEXT, TIMETZ), TIMETZ, kernel="timetz_at_zone"),
+    Overload("timezone", (INTERVAL, TIMETZ), TIMETZ, kernel="timetz_at_zone"),
     Overload("age", (TIMESTAMP, TIMESTAMP), INTERVAL, kernel="age"),
     Overload("age", (TIMESTAMPTZ, TIMESTAMPTZ), INTERVAL, kernel="age"),
     # Operators.
@@ -160,6 +168,11 @@ FUNCTIONS = overloads(
     Overload("-", (TIME, INTERVAL), TIME, kernel="time_sub_interval"),
     Overload("-", (TIME, TIME), INTERVAL, kernel="time_sub_time"),
     Overload("+", (DATE, TIME), TIMESTAMP, kernel="date_add_time"),
+    Overload("+", (TIMETZ, INTERVAL), TIMETZ, kernel="timetz_add_interval"),
+    Overload("+", (INTERVAL, TIMETZ), TIMETZ, kernel="interval_add_timetz"),
+    Overload("-", (TIMETZ, INTERVAL), TIMETZ, kernel="timetz_sub_interval"),
+    Overload("+", (DATE, TIMETZ), TIMESTAMPTZ, kernel="date_add_timetz"),
+    Overload("+", (TIMETZ, DATE), TIMESTAMPTZ, kernel="timetz_add_date"),
     Overload("+", (TIME, DATE), TIMESTAMP, kernel="time_add_date"),
     Overload("+", (INTERVAL, INTERVAL), INTERVAL, kernel="interval_add"),
     Overload("-", (INTERVAL, INTERVAL), INTERVAL, kernel="interval_sub"),

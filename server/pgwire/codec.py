@@ -22,13 +22,13 @@ from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dataflow import interval
-from dataflow import arrays, jsonb
+from dataflow import arrays, jsonb, timetz
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.errors import SqlError, SqlState
 from dataflow.pg_text import normalize_datetime_text, time_text
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
-from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, BOOL, BYTEA, DATE, INTERVAL, TIME, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
+from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, BOOL, BYTEA, DATE, INTERVAL, TIME, TIMETZ, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
                             TIMESTAMPTZ, UNKNOWN, VARCHAR, BPCHAR, SqlType, TypeKind)
 
 Encoder = Callable[[Any], bytes]
@@ -194,6 +194,8 @@ def text_encoder(t: SqlType, ctx: CodecContext = CodecContext()) -> Encoder:
         return lambda v: interval.fmt(v).encode()
     if oid == TIME.oid:
         return lambda v: time_text(v).encode()
+    if oid == TIMETZ.oid:
+        return lambda v: timetz.fmt(v).encode()
     if oid == BYTEA.oid:
         return lambda v: bytea_text(v).encode()
     if oid == OID.oid:
@@ -297,6 +299,12 @@ def _date_binary(v: Any) -> bytes:
     return _I32.pack((v - PG_EPOCH_DATE).days)
 
 
+def _timetz_binary(v: Any) -> bytes:
+    """PostgreSQL's timetz_send: int64 microseconds of the day, int32 zone seconds west of UTC."""
+    time_us, zone = timetz.decode(timetz.key_of(v))
+    return _I64.pack(time_us) + _I32.pack(zone)
+
+
 _BINARY_ENCODERS: dict[int, Encoder] = {
     BOOL.oid: lambda v: b"\x01" if v else b"\x00",
     INT2.oid: lambda v: _I16.pack(v),
@@ -315,6 +323,7 @@ _BINARY_ENCODERS: dict[int, Encoder] = {
     INTERVAL.oid: lambda v: _INTERVAL_BINARY.pack(v.nanoseconds // 1000, v.days, v.months),
     BYTEA.oid: bytes,
     TIME.oid: lambda v: _I64.pack(((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond),
+    TIMETZ.oid: _timetz_binary,
     UUID.oid: lambda v: bytes.fromhex(v.replace("-", "")),
     JSONB.oid: lambda v: b"\x01" + v.encode(),  # format version 1, then the text
     JSON.oid: _text_text,
@@ -385,7 +394,7 @@ def encoder(t: SqlType, binary: bool, ctx: CodecContext = CodecContext()) -> Enc
 
 _TYPE_NAMES = {t.oid: t.name for t in (BOOL, INT2, INT4, INT8, FLOAT4, FLOAT8, NUMERIC, TEXT,
                                        VARCHAR, BPCHAR, TIMESTAMP, TIMESTAMPTZ, DATE, INTERVAL, BYTEA, UUID,
-                                       JSONB, JSON, TIME, UNKNOWN, OID, REGCLASS, REGTYPE, REGPROC, NAME, CHAR)}
+                                       JSONB, JSON, TIME, TIMETZ, UNKNOWN, OID, REGCLASS, REGTYPE, REGPROC, NAME, CHAR)}
 _OID_PARAM_OIDS = frozenset({OID.oid, REGCLASS.oid, REGTYPE.oid, REGPROC.oid, 4089, 4096})
 _INT_RANGES = {INT2.oid: 1 << 15, INT4.oid: 1 << 31, INT8.oid: 1 << 63}
 _TRUE = frozenset({"t", "true", "y", "yes", "on", "1"})
@@ -458,6 +467,8 @@ def _decode_text(s: str, oid: int) -> Any:
     if oid == TIME.oid:
         from planner.casts import cast_value
         return cast_value(s, TEXT, TIME)
+    if oid == TIMETZ.oid:
+        return timetz.value_of(timetz.parse(s))
     if oid == UUID.oid:
         return uuid_parse(s)
     if oid == JSONB.oid:
@@ -543,6 +554,14 @@ def _decode_binary(b: bytes, oid: int) -> Any:
     if oid == TIME.oid and n == 8:
         us = _I64.unpack(b)[0]
         return (datetime(2000, 1, 1) + timedelta(microseconds=us)).time()
+    if oid == TIMETZ.oid and n == 12:
+        # PostgreSQL's timetz_recv checks both fields the same way.
+        us, zone = _I64.unpack(b[:8])[0], _I32.unpack(b[8:])[0]
+        if not 0 <= us <= timetz.US_PER_DAY:
+            raise SqlError("22P03", "time out of range")
+        if abs(zone) > timetz.ZONE_LIMIT:
+            raise SqlError("22P03", "time zone displacement out of range")
+        return timetz.value_of(timetz.encode(us, zone))
     if oid == JSONB.oid and n >= 1 and b[0] == 1:
         return jsonb.normalize(b[1:].decode("utf-8"))
     if oid == JSON.oid:

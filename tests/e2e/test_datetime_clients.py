@@ -80,3 +80,64 @@ def test_session_functions_answer_for_the_session(slipstream):
         assert pid == conn.info.backend_pid
         conn.execute("SET application_name = 'probe'")
         assert conn.execute("SELECT current_setting('application_name')").fetchone()[0] == "probe"
+
+
+_TIMETZ_VALUES = [dt.time(12, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+                  dt.time(0, 0, 0, 500000, tzinfo=dt.timezone(dt.timedelta(hours=-8, minutes=-30))),
+                  dt.time(23, 59, 59, 999999, tzinfo=dt.timezone(dt.timedelta(hours=15, minutes=59, seconds=59))),
+                  dt.time(11, 0, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+                  dt.time(5, 4, 3, tzinfo=dt.timezone.utc)]
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["text", "binary"])
+def test_timetz_binds_and_reads(slipstream, pg_oracle, binary):
+    """psycopg binds a zoned time as timetz (OID 1266) and reads it back, in both formats;
+    '12:00+02' and '11:00+01' are the same instant but not equal, as in PostgreSQL."""
+    sqls = ["SELECT %s::timetz, %s::timetz + interval '90 minutes', extract(timezone FROM %s::timetz)",
+            "SELECT %s::timetz = '11:00+01'::timetz, %s::timetz < '11:00+01'::timetz, (%s::timetz)::text",
+            "SELECT %s::timetz::time, date '2024-02-29' + %s::timetz, %s::timetz AT TIME ZONE 'UTC'"]
+    with psycopg_connect(slipstream) as ss, psycopg.connect(pg_oracle.dsn, autocommit=True) as pg:
+        pg.execute("SET TIME ZONE 'UTC'")
+        for sql in sqls:
+            for v in _TIMETZ_VALUES:
+                assert ss.execute(sql, (v, v, v), binary=binary).fetchall() == \
+                    pg.execute(sql, (v, v, v), binary=binary).fetchall(), (sql, v)
+        arr = "SELECT %s::timetz[], array_length(%s::timetz[], 1)"
+        assert ss.execute(arr, (_TIMETZ_VALUES, _TIMETZ_VALUES), binary=binary).fetchall() == \
+            pg.execute(arr, (_TIMETZ_VALUES, _TIMETZ_VALUES), binary=binary).fetchall()
+
+
+def test_timetz_column_round_trips_through_psycopg(slipstream, pg_oracle, unique_prefix):
+    """A timetz column written with bound parameters (text and binary) reads back in both
+    formats, and ORDER BY follows PostgreSQL's order (UTC time, then zone)."""
+    table = f"{unique_prefix}_ttz"
+    with psycopg_connect(slipstream) as ss, psycopg.connect(pg_oracle.dsn, autocommit=True) as pg:
+        pg.execute("SET TIME ZONE 'UTC'")
+        pg.execute(f"DROP TABLE IF EXISTS {table}")
+        for conn in (ss, pg):
+            conn.execute(f"CREATE TABLE {table} (i int, a time with time zone)")
+            for i, v in enumerate(_TIMETZ_VALUES):
+                conn.execute(f"INSERT INTO {table} VALUES (%s, %s)", (i, v), binary=bool(i % 2))
+            conn.execute(f"INSERT INTO {table} VALUES (99, NULL)")
+        for binary in (False, True):
+            sql = f"SELECT i, a FROM {table} ORDER BY a, i"
+            assert ss.execute(sql, binary=binary).fetchall() == pg.execute(sql, binary=binary).fetchall()
+        pg.execute(f"DROP TABLE {table}")
+
+
+def test_asyncpg_binds_timetz_in_binary(slipstream, pg_oracle):
+    async def run(server):
+        conn = await asyncpg_connect(server)
+        try:
+            await conn.execute("SET TIME ZONE 'UTC'")
+            out = []
+            for v in _TIMETZ_VALUES:
+                out.append(tuple(await conn.fetchrow(
+                    "SELECT $1::timetz, $1::timetz - interval '1 hour', $1::timetz = '12:00+02'::timetz, "
+                    "extract(timezone_hour FROM $1::timetz), ARRAY[$1::timetz, NULL]", v)))
+            out.append(tuple(await conn.fetchrow("SELECT '24:00:00-15:59:59'::timetz::text, pg_typeof(current_time)::text")))
+            return out
+        finally:
+            await conn.close()
+
+    assert asyncio.run(run(slipstream)) == asyncio.run(run(pg_oracle))
