@@ -2,7 +2,8 @@
 
 An array value is kept as PostgreSQL's output text of it (Arrow `string`), e.g. `{1,2,NULL}`,
 `{"a b",c}`, `{t,f}`: equal arrays have equal text, so `=`, GROUP BY, DISTINCT and joins need
-nothing special (ordering by `<` is refused: text order is not PostgreSQL's element order).
+nothing special (text order is not PostgreSQL's element order: ORDER BY, `<` and min/max go
+through `dataflow.sort_keys`).
 Inside Python an array is a list of element values (the element type's Python form, None for
 NULL); `read` turns text into that list through the element type's text input, `write` back.
 

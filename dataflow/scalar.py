@@ -758,6 +758,17 @@ def _extreme(largest: bool) -> Callable:
             if largest:
                 return pc.if_else(any_nan, pa.scalar(float("nan"), plain.type), plain)
             return pc.if_else(pc.and_(any_nan, plain.is_null()), pa.scalar(float("nan"), plain.type), plain)
+        if expr.type.kind in (TypeKind.ARRAY, TypeKind.JSONB):
+            # By their sort keys (PostgreSQL's order, `dataflow.sort_keys`); the first of equals wins.
+            from dataflow.sort_keys import sort_key
+            best, kb = _arr(vs[0]), sort_key(_arr(vs[0]), expr.type)
+            for v in vs[1:]:
+                v = _arr(v)
+                kv = sort_key(v, expr.type)
+                better = pc.greater(kv, kb) if largest else pc.less(kv, kb)
+                take = pc.or_kleene(pc.and_(best.is_null(), v.is_valid()), pc.fill_null(better, False))
+                best, kb = pc.if_else(take, v, best), pc.if_else(take, kv, kb)
+            return best
         if expr.type.arrow == interval.ARROW:
             # By span, as intervals compare ('1 mon' = '30 days'); the first of equals wins.
             best = _arr(vs[0])

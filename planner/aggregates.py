@@ -32,12 +32,13 @@ from sqlglot import exp
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_, output_types
-from dataflow.types import BOOL, FLOAT8, INT4, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
+from dataflow.types import BOOL, BYTEA, FLOAT8, INT4, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
 from planner import equality_keys
 from planner.context import PlanContext
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.functions.registry import choose, no_function
 from planner.grouping_sets import grouping_value
+from planner.ordering import needs_key
 from planner.scalar import ScalarLowerer, coerce, expr_name, is_aggregate, resolve_unknown, to_bool
 from planner.scope import Scope
 from planner.subqueries import contains_subquery
@@ -70,8 +71,10 @@ def aggregate_type(func: str, arg: SqlType | None) -> SqlType:
         if is_float(arg):
             return FLOAT8
     elif func in ("min", "max"):
-        if k in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
-            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"{func}({arg.name}) is not supported yet")
+        # PostgreSQL has min/max of arrays (anyarray) and intervals, none of json or jsonb.
+        if k in (TypeKind.JSON, TypeKind.JSONB) or (k is TypeKind.ARRAY and arg.element.kind is TypeKind.JSON):
+            raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}({arg.name}) does not exist",
+                           hint=_NO_FUNCTION_HINT)
         return TEXT if k is TypeKind.UNKNOWN else arg
     raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func}({arg.name}) does not exist",
                    hint=_NO_FUNCTION_HINT)
@@ -341,8 +344,8 @@ class Grouping:
                 raise SqlError("42P10",
                                "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list")
             key = equality_keys.key(resolve_unknown(key, self.ctx))  # (intervals order by span)
-            if key.type.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
-                raise unsupported(f"ORDER BY a value of type {key.type.name} inside an aggregate")
+            if needs_key(key.type):  # arrays, jsonb: by their sort key (`planner.ordering`)
+                key = Call("sort_key", (key,), BYTEA)
             if is_float(key.type):
                 key = Call("float_order_key", (key,), INT8)
             out.append((key, bool(o.args.get("desc")), _nulls_last(o)))
@@ -377,6 +380,11 @@ class Grouping:
             # which order as timetz does (dataflow/timetz.py), and turn the result back.
             key = AggregateExpr(func, Call("timetz_key", (arg,), INT8), INT8, distinct)
             return Call("timetz_from_key", (self._column_of(key),), arg.type)
+        if func in ("min", "max") and needs_key(arg.type):
+            # Arrays, jsonb, intervals: the extremum of key ++ value (`dataflow.sort_keys`),
+            # whose value is then cut out again.
+            key = AggregateExpr(func, Call("sort_key_with_value", (arg,), BYTEA), BYTEA, distinct)
+            return Call("value_of_sort_key", (self._column_of(key),), arg.type)
         return self._column_of(AggregateExpr(func, arg, result, distinct))
 
     def _column_of(self, agg: AggregateExpr | GroupingCall) -> ColumnRef:

@@ -78,9 +78,11 @@ def check_order(on_cols: list[int], order_by: tuple[tuple[int, bool, bool], ...]
 
 
 def distinct_on_plan(plan: Plan, on_cols: list[int], order_by: tuple[tuple[int, bool, bool], ...],
-                     key_cols: tuple[int, ...] = ()) -> Plan:
-    """The first row per DISTINCT ON group (and per correlation key, `key_cols`)."""
-    check_order(on_cols, order_by)
+                     key_cols: tuple[int, ...] = (), checked: bool = False) -> Plan:
+    """The first row per DISTINCT ON group (and per correlation key, `key_cols`). `checked`:
+    the caller checked the ORDER BY (before pointing entries at sort keys, `planner.ordering`)."""
+    if not checked:
+        check_order(on_cols, order_by)
     types = output_types(plan)
     keyed = [c for c in on_cols if equality_keys.needs_key(types[c])]
     if not keyed:

@@ -21,12 +21,13 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr, columns_used
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Plan, Project, Reduce,
                            Threshold, TopK, Union_, Window, WindowFunc, output_types)
-from dataflow.types import BOOL, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
+from dataflow.types import BOOL, BYTEA, INT8, TEXT, UNKNOWN, Column, SqlType, TypeKind
 from planner import equality_keys, recursive
 from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
-from planner.distinct_on import distinct_on_columns, distinct_on_plan
+from planner.distinct_on import check_order, distinct_on_columns, distinct_on_plan
 from planner.grouping_sets import expand as expand_grouping, has_grouping_sets
+from planner.ordering import needs_key
 from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.rules.fold_constants import fold_constant, raise_deferred
@@ -1053,18 +1054,37 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
             windows.partition_first(outer_keys)
         plan, width, finished = windows.apply(plan, width, exprs + extras)
         exprs, extras = finished[:len(exprs)], finished[len(exprs):]
+    if on_cols is not None:
+        check_order(on_cols, tuple(order_by))
+    order_by = _keyed_order(order_by, exprs + outer_keys, extras)
     plan = _project_exprs(plan, width, exprs + outer_keys + extras)
     if distinct is not None:
         plan = equality_keys.distinct(plan, range(len(exprs), len(exprs) + len(outer_keys)))
     if on_cols is not None:
         plan = distinct_on_plan(plan, on_cols, tuple(order_by),
-                                tuple(range(len(exprs), len(exprs) + len(outer_keys))))
+                                tuple(range(len(exprs), len(exprs) + len(outer_keys))), checked=True)
     origins = [scope.columns[e.index].origin if not aggregated and isinstance(e, ColumnRef)
                and e.index < len(scope.columns) else None for e in exprs]
     columns = tuple(Column(n, e.type, table_oid=o[0] if o else 0, attnum=o[1] if o else 0)
                     for n, e, o in zip(names, exprs, origins))
     result = QueryResult(plan, columns + tuple(Column("?order?", e.type) for e in extras), keys=len(outer_keys))
     return _finish(result, len(columns), tuple(order_by), sel, ctx, top)
+
+
+def _keyed_order(order_by: list, front: list[ScalarExpr], extras: list[ScalarExpr]) -> list:
+    """ORDER BY entries over arrays, jsonb and intervals point at their sort key
+    (`planner.ordering`), added to `extras` as a hidden column (a function of a column the query
+    has, so DISTINCT keeps the same rows)."""
+    out = []
+    for col, desc, nulls_last in order_by:
+        e = (front + extras)[col]
+        if needs_key(e.type):
+            key = Call("sort_key", (e,), BYTEA)
+            if key not in extras:
+                extras.append(key)
+            col = len(front) + extras.index(key)
+        out.append((col, desc, nulls_last))
+    return out
 
 
 def _grouped_scope(keys: list[ScalarExpr], scope: Scope) -> Scope:
@@ -1192,11 +1212,16 @@ def _finish(result: QueryResult, n_visible: int, order_by: tuple, node: exp.Expr
     limit = _limit_value(node.args.get("limit"), ctx, "LIMIT")
     offset = _limit_value(node.args.get("offset"), ctx, "OFFSET") or 0
     plan_types = output_types(result.plan)
-    for entry in order_by:
-        t = plan_types[entry[0]]
-        if t.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
-            # Kept as text, whose order is not PostgreSQL's order of these values.
-            raise unsupported(f"ORDER BY a value of type {t.name}")
+    keyed = [(col, plan_types[col]) for col, _, _ in order_by if needs_key(plan_types[col])]
+    if keyed:
+        # Arrays, jsonb, intervals (of a set operation's result): sort by their sort keys,
+        # appended as hidden columns.
+        keys = list(dict.fromkeys(Call("sort_key", (ColumnRef(c, t),), BYTEA) for c, t in keyed))
+        width = len(plan_types)
+        order_by = tuple((width + keys.index(Call("sort_key", (ColumnRef(c, plan_types[c]),), BYTEA))
+                          if needs_key(plan_types[c]) else c, d, n) for c, d, n in order_by)
+        result = replace(result, plan=Map(result.plan, tuple(keys)),
+                         columns=result.columns + tuple(Column("?order?", BYTEA) for _ in keys))
     hidden = len(result.columns) > n_visible
     visible = result.columns[:n_visible]
     keys = result.keys  # correlation keys follow the visible columns: kept, and TopK ranks per key

@@ -723,8 +723,11 @@ class ScalarLowerer:
         if t.kind is TypeKind.NUMERIC and l.type != r.type:
             t = NUMERIC
         if t.kind in (TypeKind.ARRAY, TypeKind.JSONB) and fn not in ("eq", "neq"):
-            # Kept as text, whose order is not PostgreSQL's order of these values.
-            raise unsupported(f"{sym} on {t.name} values")
+            # Kept as text, whose order is not PostgreSQL's: compare their sort keys.
+            from planner.ordering import order_key
+            return Call(fn, (order_key(coerce(l, t, ctx)), order_key(coerce(r, t, ctx))), BOOL)
+        if t.kind is TypeKind.JSON and fn not in ("eq", "neq"):
+            raise _no_op(sym, l.type, r.type)
         return Call(fn, (coerce(l, t, ctx), coerce(r, t, ctx)), BOOL)
 
     def concat(self, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:

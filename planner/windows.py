@@ -43,6 +43,7 @@ from dataflow.types import BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, TypeKind
 from planner import equality_keys
 from planner.aggregates import _nulls_last, aggregate_type
 from planner.context import PlanContext
+from planner.ordering import order_key
 from planner.rules.fold_constants import fold_constant
 from planner.scalar import ScalarLowerer, coerce, coerce_all, resolve_unknown, to_bool
 from planner.scope import Scope
@@ -165,8 +166,7 @@ class SelectWindows:
         order_by = []
         for o in (order.expressions if order is not None else []):
             e = equality_keys.key(resolve_unknown(defs.lower(o.this), self.ctx))  # (by span)
-            if e.type.kind in (TypeKind.ARRAY, TypeKind.JSONB, TypeKind.JSON):
-                raise unsupported(f"ORDER BY a value of type {e.type.name} in a window")
+            e = order_key(e)  # arrays, jsonb: by their sort key (`planner.ordering`)
             order_by.append((e, bool(o.args.get("desc")), _nulls_last(o)))
         frame = self._frame(spec, len(order_by))
         func = node.this
@@ -255,7 +255,10 @@ class SelectWindows:
         if name in ("min", "max") and arg.type.kind is TypeKind.BOOL:
             raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {name}(boolean) does not exist",
                            hint=_NO_FUNCTION_HINT)
-        return name, (guard(arg),), aggregate_type(name, arg.type)
+        result = aggregate_type(name, arg.type)
+        if name in ("min", "max") and arg.type.kind in (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB):
+            raise unsupported(f"{name}({arg.type.name}) as a window function")
+        return name, (guard(arg),), result
 
     def _frame(self, spec: exp.WindowSpec | None, n_order: int) -> WindowFrame:
         if spec is None:
