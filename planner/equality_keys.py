@@ -1,27 +1,29 @@
 """Keys by SQL equality: values that are equal in SQL but kept differently are one key.
 
 The engine's keys (GROUP BY, DISTINCT, set operations, join keys) compare representations.
-Two types have values SQL calls equal that look different:
+Several types have values SQL calls equal that look different:
 
 * intervals compare by *span* (`'1 mon' = '30 days' = '720:00:00'`; `dataflow.interval`),
+* jsonb and arrays are kept as their text (`'1.0'::jsonb = '1'`, `'{-0}'::float8[] = '{0}'`),
 * `bpchar` without a length ignores trailing blanks (`'a'::bpchar = 'a '::bpchar`; a
   `character(n)` column pads every value alike, so its values need no key).
 
 So wherever SQL equality of user values decides (GROUP BY, DISTINCT, DISTINCT ON,
 UNION/INTERSECT/EXCEPT, equi-joins, IN, count(DISTINCT), window partitions) the planner keys on
-`key(e)`: `interval_span(i)`, or the text without the padding. A row that shows a key shows one
-member of its group, the least (intervals by fields: `min(interval_member_key(i))` decoded), so
-a maintained answer is deterministic (PostgreSQL shows whichever member it met first).
+`key(e)`: the value's sort key (`dataflow.sort_keys`: equal keys are exactly equal values in
+PostgreSQL's order), or for bpchar the text without the padding. A row that shows a key shows
+one member of its group, the one whose key-with-value (`sort_key_with_value`) is least, so a
+maintained answer is deterministic (PostgreSQL shows whichever member it met first).
 
 Plans that need identity (a subquery's distinct outer values joined back to the outer rows,
 an outer join's matched rows) keep comparing representations: they go on building
 Distinct/Join directly.
 
 >>> # SELECT DISTINCT i FROM t          (t.i: '1 mon', '30 days', '1 day')
->>> # -> Project(Map(Reduce(Map(Get(t), (interval_span(#0),)), key=(1,),
->>> #                      aggs=(min(interval_member_key(#0)),)),
->>> #                (interval_from_member_key(#1),)), (2,))
->>> # -> '30 days', '1 day'    ((0, 30, 0) is less than (1, 0, 0) by fields)
+>>> # -> Project(Map(Reduce(Map(Get(t), (sort_key(#0),)), key=(1,),
+>>> #                      aggs=(min(sort_key_with_value(#0)),)),
+>>> #                (value_of_sort_key(#1),)), (2,))
+>>> # -> one of '1 mon' / '30 days', and '1 day'
 """
 
 from __future__ import annotations
@@ -31,45 +33,46 @@ from typing import Sequence
 from dataflow.errors import unsupported
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, ScalarExpr
 from dataflow.plan import Distinct, Join, Map, Negate, Plan, Project, Reduce, Threshold, Union_, output_types
-from dataflow.types import BYTEA, INTERVAL, TEXT, SqlType, TypeKind
+from dataflow.types import BYTEA, TEXT, SqlType, TypeKind
 
-SPAN = SqlType(TypeKind.NUMERIC, 38, 0)
-
-
-def is_interval(t: SqlType) -> bool:
-    return t.kind is TypeKind.INTERVAL
+_SORT_KEYED = (TypeKind.INTERVAL, TypeKind.ARRAY, TypeKind.JSONB)
 
 
 def needs_key(t: SqlType) -> bool:
     """Whether values of `t` equal in SQL can differ in representation."""
-    return t.kind is TypeKind.INTERVAL or (t.kind is TypeKind.BPCHAR and t.precision is None)
-
-
-def span(e: ScalarExpr) -> ScalarExpr:
-    return Call("interval_span", (e,), SPAN)
+    return t.kind in _SORT_KEYED or (t.kind is TypeKind.BPCHAR and t.precision is None)
 
 
 def key(e: ScalarExpr) -> ScalarExpr:
-    """What SQL equality of `e` compares: an interval's span, a bpchar without its trailing
-    blanks, else the value itself."""
-    if is_interval(e.type):
-        return span(e)
+    """What SQL equality of `e` compares: its sort key (intervals, arrays, jsonb), a bpchar
+    without its trailing blanks, else the value itself."""
+    if e.type.kind in _SORT_KEYED:
+        return Call("sort_key", (e,), BYTEA)
     if needs_key(e.type):
         return Cast(e, TEXT)  # (the cast drops the padding)
     return e
 
 
+def keyed_column(e: ScalarExpr) -> ColumnRef | None:
+    """The column `e` is, or whose key `e` is (`key(col)`: an equality of keys is a join key
+    on the column), else None."""
+    if isinstance(e, ColumnRef):
+        return e
+    inner = e.arg if isinstance(e, Cast) else e.args[0] if isinstance(e, Call) and e.args else None
+    return inner if isinstance(inner, ColumnRef) and key(inner) == e else None
+
+
 def _member(col: int, t: SqlType) -> AggregateExpr:
     """An aggregate choosing one member of a group of equal values."""
-    if is_interval(t):
-        return AggregateExpr("min", Call("interval_member_key", (ColumnRef(col, INTERVAL),), BYTEA), BYTEA)
+    if t.kind in _SORT_KEYED:
+        return AggregateExpr("min", Call("sort_key_with_value", (ColumnRef(col, t),), BYTEA), BYTEA)
     return AggregateExpr("min", ColumnRef(col, t), t)
 
 
 def _shown(col: int, t: SqlType) -> ScalarExpr:
     """The member chosen by `_member`, as a value of `t`."""
-    if is_interval(t):
-        return Call("interval_from_member_key", (ColumnRef(col, BYTEA),), INTERVAL)
+    if t.kind in _SORT_KEYED:
+        return Call("value_of_sort_key", (ColumnRef(col, BYTEA),), t)
     return ColumnRef(col, t)
 
 

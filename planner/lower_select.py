@@ -825,12 +825,13 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
         lkeys, rkeys = [], []
         lspans, rspans = [], []  # keys by SQL equality (an interval's span): a Map on each side
         for p in list(remaining):
-            if isinstance(p, Call) and p.func == "eq" and all(isinstance(a, ColumnRef) for a in p.args):
-                a, b = p.args[0].index, p.args[1].index
+            cols = [equality_keys.keyed_column(a) for a in p.args] if isinstance(p, Call) and p.func == "eq" else []
+            if cols and all(c is not None for c in cols):
+                a, b = cols[0].index, cols[1].index
                 if a >= width:
                     a, b = b, a
-                t = p.args[0].type
-                if a < width and off <= b < off + w and t == p.args[1].type:
+                t = cols[0].type
+                if a < width and off <= b < off + w and t == cols[1].type:
                     if equality_keys.needs_key(t):
                         lspans.append(equality_keys.key(ColumnRef(a, t)))
                         rspans.append(equality_keys.key(ColumnRef(b - off, t)))

@@ -381,6 +381,9 @@ class ScalarLowerer:
             items = self._bpchar_as_text(items)
             items, _ = coerce_all(items, ctx, "IN", common=False)
             items = [resolve_unknown(a, ctx) for a in items]
+            if items[0].type.kind in (TypeKind.ARRAY, TypeKind.JSONB):
+                from planner.ordering import order_key  # (equal as PostgreSQL compares them)
+                items = [order_key(coerce(e, items[0].type, ctx)) for e in items]
             constants = [e for e in items[1:] if not columns_used(e)]
             if len(constants) > 1:
                 # PostgreSQL compares with the elements that read no column first (as one
@@ -722,8 +725,9 @@ class ScalarLowerer:
             raise _no_op(sym, l.type, r.type)
         if t.kind is TypeKind.NUMERIC and l.type != r.type:
             t = NUMERIC
-        if t.kind in (TypeKind.ARRAY, TypeKind.JSONB) and fn not in ("eq", "neq"):
-            # Kept as text, whose order is not PostgreSQL's: compare their sort keys.
+        if t.kind in (TypeKind.ARRAY, TypeKind.JSONB):
+            # Kept as text, whose order (and equality: jsonb 1.0 = 1, float8[] {-0} = {0}) is
+            # not PostgreSQL's: compare their sort keys.
             from planner.ordering import order_key
             return Call(fn, (order_key(coerce(l, t, ctx)), order_key(coerce(r, t, ctx))), BOOL)
         if t.kind is TypeKind.JSON and fn not in ("eq", "neq"):

@@ -14,10 +14,10 @@ from typing import Callable
 import pyarrow as pa
 
 from dataflow.expr import Call
-from dataflow.functions import arrays, binary, datetime, json, keys, math, ordering, strings, subqueries, system
+from dataflow.functions import arrays, binary, datetime, json, math, ordering, strings, subqueries, system
 
 Kernel = Callable[[list[pa.Array], Call], pa.Array]
 
 KERNELS: dict[str, Kernel] = {}
-for _family in (math, strings, system, datetime, binary, json, arrays, subqueries, keys, ordering):
+for _family in (math, strings, system, datetime, binary, json, arrays, subqueries, ordering):
     KERNELS.update(_family.KERNELS)
