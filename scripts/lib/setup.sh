@@ -3,7 +3,8 @@
 # Everything here is idempotent and cheap when the machine is already set up:
 #   - .venv is created once; `pip install -e '.[test]'` reruns only when pyproject.toml changed
 #     (its hash is kept in .venv/.slipstream-install-stamp);
-#   - system packages (Java 17, PostgreSQL) are installed with apt-get only when missing.
+#   - system packages (Java 17, PostgreSQL, and for the client tests a JDK, pgjdbc and node) are
+#     installed with apt-get only when missing.
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 VENV="$REPO_ROOT/.venv"
@@ -94,5 +95,23 @@ ensure_postgres() {
         say "psql found: $(command -v psql)"
     else
         apt_install postgresql-client
+    fi
+}
+
+# What the client tests drive besides Python: pgjdbc (compiled against with javac) and node-postgres
+# (its npm packages are installed by the test itself).
+ensure_client_tools() {
+    local missing=()
+    command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
+    if ! compgen -G "$HOME/.m2/repository/org/postgresql/postgresql/*/postgresql-*.jar" >/dev/null &&
+       [ ! -e /usr/share/java/postgresql.jar ]; then
+        missing+=(libpostgresql-jdbc-java)
+    fi
+    command -v node >/dev/null 2>&1 || missing+=(nodejs)
+    command -v npm >/dev/null 2>&1 || missing+=(npm)
+    if [ "${#missing[@]}" -eq 0 ]; then
+        say "client tools found (javac, pgjdbc, node, npm)"
+    else
+        apt_install "${missing[@]}"
     fi
 }

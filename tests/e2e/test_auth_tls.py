@@ -10,7 +10,6 @@ The other authentication methods are covered in-process by tests/pgwire/test_pgw
 from __future__ import annotations
 
 import asyncio
-import glob
 import os
 import shutil
 import ssl
@@ -22,13 +21,14 @@ import psycopg
 import pytest
 
 from tests.support.auth_server import DEFAULT_PASSWORD
+from tests.support.jdbc import pgjdbc_jar
 from tests.support.tls_certs import openssl_available
 
 pytestmark = [pytest.mark.e2e,
               pytest.mark.skipif(not openssl_available(), reason="the openssl CLI makes the test certificates")]
 
 FAILED = 'password authentication failed for user "{}"'
-JARS = sorted(glob.glob(os.path.expanduser("~/.m2/repository/org/postgresql/postgresql/*/postgresql-*.jar")))
+JAR = pgjdbc_jar()
 
 
 @pytest.fixture(scope="module")
@@ -184,12 +184,12 @@ def test_prehashed_password_as_psql_password_sends_it(server, certs, role):
 
 @pytest.fixture(scope="module")
 def auth_check(tmp_path_factory):
-    if not JARS or not shutil.which("javac"):
+    if not JAR or not shutil.which("javac"):
         pytest.skip("pgjdbc jar or javac not on this machine")
     out = tmp_path_factory.mktemp("jdbc_auth")
     source = os.path.join(os.path.dirname(__file__), "jdbc", "AuthCheck.java")
-    subprocess.run(["javac", "-cp", JARS[-1], "-d", str(out), source], check=True, timeout=120)
-    return [shutil.which("java") or "java", "-cp", f"{JARS[-1]}{os.pathsep}{out}", "AuthCheck"]
+    subprocess.run(["javac", "-cp", JAR, "-d", str(out), source], check=True, timeout=120)
+    return [shutil.which("java") or "java", "-cp", f"{JAR}{os.pathsep}{out}", "AuthCheck"]
 
 
 def test_pgjdbc(server, certs, auth_check, role):

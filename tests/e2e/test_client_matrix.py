@@ -43,6 +43,7 @@ from psycopg.types.json import Jsonb
 from tests.support.auth_server import DEFAULT_PASSWORD
 from tests.support.clients import psql, psql_argv
 from tests.support.subscribe import PsqlCopyReader, parse_copy_text
+from tests.support.jdbc import pgjdbc_jar
 
 psycopg2 = pytest.importorskip("psycopg2")
 psycopg2_extras = pytest.importorskip("psycopg2.extras")
@@ -53,7 +54,7 @@ pd = pytest.importorskip("pandas")
 pytestmark = pytest.mark.e2e
 
 E2E = Path(__file__).parent
-JARS = sorted(Path.home().glob(".m2/repository/org/postgresql/postgresql/*/postgresql-*.jar"))
+JAR = pgjdbc_jar()
 
 # Every common type, one column each.
 COLUMNS = [("i2", "int2"), ("i4", "int4"), ("i8", "int8"), ("n", "numeric(12,3)"), ("f4", "float4"),
@@ -666,12 +667,12 @@ def test_node_postgres_tls_and_subscribe(auth_tls_server, slipstream, node_matri
 
 @pytest.fixture(scope="module")
 def jdbc_matrix(tmp_path_factory):
-    if not JARS or not shutil.which("javac"):
+    if not JAR or not shutil.which("javac"):
         pytest.skip("pgjdbc jar or javac not on this machine")
     out = tmp_path_factory.mktemp("jdbc_matrix")
-    subprocess.run(["javac", "-cp", str(JARS[-1]), "-d", str(out), str(E2E / "jdbc" / "Matrix.java")],
+    subprocess.run(["javac", "-cp", JAR, "-d", str(out), str(E2E / "jdbc" / "Matrix.java")],
                    check=True, timeout=120)
-    return [shutil.which("java") or "java", "-cp", f"{JARS[-1]}{os.pathsep}{out}", "Matrix"]
+    return [shutil.which("java") or "java", "-cp", f"{JAR}{os.pathsep}{out}", "Matrix"]
 
 
 def test_pgjdbc(targets, jdbc_matrix, unique_prefix):

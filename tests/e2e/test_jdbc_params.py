@@ -2,12 +2,11 @@
 statements) against Slipstream and PostgreSQL: the same Java program, the same output.
 
 The driver jar comes from the local Maven repository (the machine image has pgjdbc 42.7.x there;
-no Maven registry is reachable from this network), so the test is skipped, saying so, on a
-machine without it."""
+no Maven registry is reachable from this network) or from Debian's libpostgresql-jdbc-java,
+which scripts/test installs when neither is there (tests/support/jdbc.py)."""
 
 from __future__ import annotations
 
-import glob
 import os
 import shutil
 import subprocess
@@ -15,19 +14,21 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.jdbc import pgjdbc_jar
+
 pytestmark = pytest.mark.e2e
 
 SOURCE = Path(__file__).parent / "jdbc" / "BindTypes.java"
-JARS = sorted(glob.glob(os.path.expanduser("~/.m2/repository/org/postgresql/postgresql/*/postgresql-*.jar")))
+JAR = pgjdbc_jar()
 
 
 @pytest.fixture(scope="module")
 def bind_types(tmp_path_factory):
-    if not JARS or not shutil.which("javac"):
+    if not JAR or not shutil.which("javac"):
         pytest.skip("pgjdbc jar or javac not on this machine")
     out = tmp_path_factory.mktemp("jdbc")
-    subprocess.run(["javac", "-cp", JARS[-1], "-d", str(out), str(SOURCE)], check=True, timeout=120)
-    return [shutil.which("java") or "java", "-cp", f"{JARS[-1]}{os.pathsep}{out}", "BindTypes"]
+    subprocess.run(["javac", "-cp", JAR, "-d", str(out), str(SOURCE)], check=True, timeout=120)
+    return [shutil.which("java") or "java", "-cp", f"{JAR}{os.pathsep}{out}", "BindTypes"]
 
 
 def _run(cmd: list[str], host: str, port: int, database: str, user: str) -> list[str]:
@@ -50,11 +51,11 @@ GET_COLUMNS = Path(__file__).parent / "jdbc" / "GetColumns.java"
 
 @pytest.fixture(scope="module")
 def get_columns(tmp_path_factory):
-    if not JARS or not shutil.which("javac"):
+    if not JAR or not shutil.which("javac"):
         pytest.skip("pgjdbc jar or javac not on this machine")
     out = tmp_path_factory.mktemp("jdbc_cols")
-    subprocess.run(["javac", "-cp", JARS[-1], "-d", str(out), str(GET_COLUMNS)], check=True, timeout=120)
-    return [shutil.which("java") or "java", "-cp", f"{JARS[-1]}{os.pathsep}{out}", "GetColumns"]
+    subprocess.run(["javac", "-cp", JAR, "-d", str(out), str(GET_COLUMNS)], check=True, timeout=120)
+    return [shutil.which("java") or "java", "-cp", f"{JAR}{os.pathsep}{out}", "GetColumns"]
 
 
 def test_jdbc_get_columns_like_postgres(slipstream, pg_oracle, get_columns):

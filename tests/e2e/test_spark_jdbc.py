@@ -1,29 +1,27 @@
 """Spark's own JDBC reader (pgjdbc underneath) reading a materialized view into a DataFrame, and a
 query pushed down as `query`: the schema comes from pgjdbc's result metadata (which asks
 pg_catalog whether columns are nullable), the rows from the view; a later insert shows in the next
-read. Skipped, saying so, where the machine has no pgjdbc jar in the local Maven repository."""
+read. Skipped, saying so, where the machine has no pgjdbc jar (tests/support/jdbc.py)."""
 
 from __future__ import annotations
-
-import glob
-import os
 
 import pytest
 
 from tests.support.clients import psycopg_connect
+from tests.support.jdbc import pgjdbc_jar
 
 pytestmark = pytest.mark.e2e
 
-JARS = sorted(glob.glob(os.path.expanduser("~/.m2/repository/org/postgresql/postgresql/*/postgresql-*.jar")))
+JAR = pgjdbc_jar()
 
 
 @pytest.fixture(scope="module")
 def spark():
-    if not JARS:
+    if not JAR:
         pytest.skip("no pgjdbc jar in the local Maven repository")
     from pyspark.sql import SparkSession
     session = (SparkSession.builder.master("local[1]").appName("slipstream-jdbc-client")
-               .config("spark.jars", JARS[-1]).config("spark.ui.enabled", "false")
+               .config("spark.jars", JAR).config("spark.ui.enabled", "false")
                .config("spark.driver.memory", "512m").getOrCreate())
     yield session
     session.stop()

@@ -45,8 +45,13 @@ public class BindTypes {
             run(c, "timestamp", "SELECT ? + interval '1 day'", ps -> ps.setObject(1, LocalDateTime.of(2024, 1, 31, 10, 0, 5)));
             run(c, "timestamptz", "SELECT extract(epoch FROM ?::timestamptz)::float8",
                 ps -> ps.setObject(1, OffsetDateTime.of(2024, 1, 1, 12, 0, 0, 0, ZoneOffset.ofHours(2))));
-            // (a PGInterval object makes the driver look its type up in pg_catalog.pg_type first)
             run(c, "interval", "SELECT ?::interval * 2", ps -> ps.setString(1, "1 day 02:00:00"));
+            // (a PGInterval object makes the driver look its type up in pg_catalog.pg_type first)
+            run(c, "pginterval", "SELECT ? + interval '1 hour'",
+                ps -> ps.setObject(1, new org.postgresql.util.PGInterval(0, 1, 2, 3, 4, 5.5)));
+            run(c, "time", "SELECT ? + interval '1 hour'", ps -> ps.setObject(1, LocalTime.of(10, 0, 5)));
+            run(c, "timetz", "SELECT ?::timetz", ps -> ps.setObject(1, OffsetTime.of(12, 0, 0, 0, ZoneOffset.ofHours(2))));
+            run(c, "char", "SELECT ?::char(4) || '|'", ps -> ps.setString(1, "ab"));
             run(c, "bytea", "SELECT encode(?, 'hex')", ps -> ps.setBytes(1, new byte[] {0, (byte) 255, 92}));
             run(c, "uuid", "SELECT ?::uuid", ps -> ps.setObject(1, UUID.fromString("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")));
             run(c, "jsonb", "SELECT ?::jsonb -> 'a'", ps -> {
@@ -57,6 +62,8 @@ public class BindTypes {
                 ps.setArray(1, a); ps.setArray(2, a);
             });
             run(c, "text[]", "SELECT array_to_string(?, '|')", ps -> ps.setArray(1, c.createArrayOf("text", new String[] {"a b", "c"})));
+            run(c, "float8[]", "SELECT ?", ps -> ps.setArray(1, c.createArrayOf("float8", new Double[] {1.5, null, -0.0})));
+            run(c, "numeric[]", "SELECT ?", ps -> ps.setArray(1, c.createArrayOf("numeric", new BigDecimal[] {new BigDecimal("1.50"), null})));
             run(c, "functions", "SELECT date_trunc('month', ?::timestamp), current_database() IS NOT NULL, length(?)",
                 ps -> { ps.setObject(1, LocalDateTime.of(2024, 3, 17, 5, 6)); ps.setString(2, "abc"); });
         }
