@@ -133,3 +133,23 @@ def test_to_char_result_types_match_postgres(db, pg):
     sql = ("SELECT to_char(1, '9'), to_char(1::int8, '9'), to_char(1.5, '9'), to_char(1.5::real, '9'), "
            "to_char(1.5::float8, '9'), to_char(1::int2, '9'), to_char(interval '1 hour', 'HH')")
     assert db.type_oids(sql) == pg_type_oids(pg, sql)
+
+
+_PIECES = ["9", "9", "9", "0", "0", ".", ",", "D", "G", "S", "PR", "MI", "PL", "SG", "L", "FM", "V", "th",
+           "TH", "RN", "EEEE", " ", "x", '"a"', "B", "fm", "mi", "rn", "-", "/"]
+_INTERVAL_PIECES = ["HH24", "HH12", "HH", "MI", "SS", "MS", "US", "FF3", "DD", "DDD", "MM", "YYYY", "YY", "Y",
+                    "IYYY", "IW", "IDDD", "J", "W", "WW", "Q", "CC", "RM", "rm", "AM", "pm", "SSSS", "FM",
+                    "th", "TH", ":", " ", "-", '"x"', "Y,YYY", "I", "FX", "SP"]
+
+
+def test_random_templates_match_postgres(db, pg):
+    """Seeded random templates glued from pattern pieces, for every type."""
+    import random
+    rng = random.Random(2024)
+    diffs = []
+    for _ in range(150):
+        typ = rng.choice(list(VALUES) + ["iv"])
+        pieces = _INTERVAL_PIECES if typ == "iv" else _PIECES
+        template = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
+        diffs += _compare(db, pg, f"v_{typ}", INTERVALS if typ == "iv" else VALUES[typ], template)
+    assert not diffs, "\n".join(diffs)
