@@ -36,8 +36,8 @@ Python for each row (about 0.3-0.5 M rows/s; docs/benchmarks.md, "Function libra
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from decimal import ROUND_HALF_UP, Decimal, localcontext
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Context, Decimal, localcontext
 from functools import lru_cache
 
 import numpy as np
@@ -69,7 +69,7 @@ _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _DBL_DIG, _FLT_DIG = 15, 6
 
 
-@dataclass
+@dataclass(slots=True)
 class NumDesc:
     pre: int = 0
     post: int = 0
@@ -79,6 +79,10 @@ class NumDesc:
     multi: int = 0
     zero_start: int = 0
     zero_end: int = 0
+
+    def copy(self) -> "NumDesc":
+        return NumDesc(self.pre, self.post, self.lsign, self.flag, self.pre_lsign_num, self.multi,
+                       self.zero_start, self.zero_end)
 
 
 def _syntax(msg: str, detail: str | None = None) -> SqlError:
@@ -225,10 +229,13 @@ def _get_th(num: str, upper: bool) -> str:
     return s.upper() if upper else s
 
 
-def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str) -> str:
+def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str, real: str | None = None) -> str:
     """NUM_processor for to_char: `number` is the digit string (no sign), `sign` '+', '-' or
     '\\0' (Roman numerals). The output is built as C builds it, so a NUL written into it ends
-    the string."""
+    the string. `real`: the actual digit string when `number` holds placeholders (see
+    `_layout`); every decision that reads a digit's value reads it there."""
+    if real is None:
+        real = number
     out: list[str] = []
     if num.zero_start:
         num.zero_start -= 1
@@ -253,11 +260,11 @@ def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str) -
     num_count = num.post + num.pre - 1
     last_relevant: int | None = None
     if fill and flag & F_DECIMAL:
-        dot = number.find(".")
+        dot = real.find(".")
         if dot >= 0:
             last_relevant = dot
-            for k in range(dot + 1, len(number)):
-                if number[k] != "0":
+            for k in range(dot + 1, len(real)):
+                if real[k] != "0":
                     last_relevant = k
         if last_relevant is not None and num.zero_end > out_pre_spaces:
             last_zero = min(len(number) - 1, num.zero_end - out_pre_spaces)
@@ -276,6 +283,8 @@ def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str) -
     def at(k: int) -> str:
         return number[k] if 0 <= k < nlen else "\0"
 
+    first_zero = real[:1] == "0"
+
     for is_kw, v in nodes:
         if not is_kw:
             out.append(v)
@@ -285,9 +294,9 @@ def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str) -
             if roman:
                 continue
             num_in = False
-            predec_space = (not is_zero and number_p == 0 and at(0) == "0" and num.post != 0)
+            predec_space = (not is_zero and number_p == 0 and first_zero and num.post != 0)
             if not sign_wrote and (num_curr >= out_pre_spaces or (is_zero and num.zero_start == num_curr)) \
-                    and (not predec_space or (last_relevant is not None and at(last_relevant) == ".")):
+                    and (not predec_space or (last_relevant is not None and real[last_relevant] == ".")):
                 if num.flag & F_LSIGN:
                     if num.lsign == LSIGN_PRE:
                         out.append("-" if sign == "-" else "+")
@@ -318,10 +327,10 @@ def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str) -
                 else:
                     if last_relevant is not None and number_p > last_relevant and v != "0":
                         pass
-                    elif not is_zero and number_p == 0 and at(0) == "0" and num.post != 0:
+                    elif not is_zero and number_p == 0 and first_zero and num.post != 0:
                         if not fill:
                             out.append(" ")
-                        elif last_relevant is not None and at(last_relevant) == ".":
+                        elif last_relevant is not None and real[last_relevant] == ".":
                             out.append("0")
                     else:
                         out.append(c)
@@ -357,9 +366,9 @@ def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str) -
             text = number[number_p:] if v == "RN" else number[number_p:].lower()
             out.append(text if fill else text.rjust(15))
         elif v in ("TH", "th"):
-            if roman or number[:1] == "#" or sign == "-" or num.flag & F_DECIMAL:
+            if roman or real[:1] == "#" or sign == "-" or num.flag & F_DECIMAL:
                 continue
-            out.append(_get_th(number, v == "TH"))
+            out.append(_get_th(real, v == "TH"))
         elif v == "MI":
             if sign == "-":
                 out.append("-")
@@ -446,7 +455,7 @@ def _c_float(v: float, post: int) -> str:
     return "%.*f" % (post, v)
 
 
-def _finish(nodes, num: NumDesc, orgnum: str, post_digits: bool) -> str:
+def _finish(nodes, num: NumDesc, orgnum: str, post_digits: bool, cache: dict | None = None) -> str:
     """The common tail of int4/int8/float/numeric to_char: split off the sign, pad or overflow."""
     if orgnum.startswith("-"):
         sign, numstr = "-", orgnum[1:]
@@ -463,15 +472,52 @@ def _finish(nodes, num: NumDesc, orgnum: str, post_digits: bool) -> str:
         out_pre_spaces = num.pre - pre_len
     elif pre_len > num.pre:
         numstr = _hashes(num)
-    return _process(nodes, num, numstr, out_pre_spaces, sign)
+    if cache is None or len(numstr) > 4000 or _uncacheable(nodes):
+        return _process(nodes, num, numstr, out_pre_spaces, sign)
+    # The output's shape depends on the digit string only through these: the same key gives the
+    # same layout, into which the digits are put by position.
+    last_relevant = None
+    if num.flag & F_FILLMODE and num.flag & F_DECIMAL and "." in numstr:
+        last_relevant = len(numstr.rstrip("0")) - 1
+    key = (sign, out_pre_spaces, num.pre, num.post, len(numstr), numstr.find("."),
+           numstr[:1] if numstr[:1] in ("0", "#") else "", last_relevant)
+    layout = cache.get(key)
+    if layout is None:
+        layout = cache[key] = _layout(nodes, num, numstr, out_pre_spaces, sign)
+    return layout.format(*numstr)
+
+
+_PUA = 0xE000
+
+
+@lru_cache(maxsize=512)
+def _uncacheable(nodes) -> bool:
+    """Templates whose output reads a digit's value beyond the layout key (TH) or that contain
+    the placeholder characters themselves are formatted value by value."""
+    return any(v in ("TH", "th") if kw else _PUA <= ord(v) < _PUA + 4096 for kw, v in nodes)
+
+
+def _layout(nodes, num: NumDesc, numstr: str, out_pre_spaces: int, sign: str) -> str:
+    """The processor's output for this digit string as a str.format pattern: each digit the
+    processor copied is a placeholder {k} for position k of the digit string."""
+    placeholder = "".join("." if c == "." else chr(_PUA + k) for k, c in enumerate(numstr))
+    out = _process(nodes, num, placeholder, out_pre_spaces, sign, real=numstr)
+    parts = []
+    for c in out:
+        k = ord(c) - _PUA
+        if 0 <= k < len(numstr):
+            parts.append("{%d}" % k)
+        else:
+            parts.append("{{" if c == "{" else "}}" if c == "}" else c)
+    return "".join(parts)
 
 
 def _template(fmt: str):
     nodes, num = parse(fmt)
-    return nodes, replace(num)
+    return nodes, num.copy()
 
 
-def to_char_int(value: int, fmt: str, bits: int) -> str:
+def to_char_int(value: int, fmt: str, bits: int, cache: dict | None = None) -> str:
     """int4_to_char (bits=32) / int8_to_char (bits=64)."""
     if not fmt:
         return ""
@@ -499,10 +545,18 @@ def to_char_int(value: int, fmt: str, bits: int) -> str:
             if not _INT64_MIN <= value <= _INT64_MAX:
                 raise _int_out_of_range(64)
         num.pre += num.multi
-    return _finish(nodes, num, str(value), True)
+    return _finish(nodes, num, str(value), True, cache)
 
 
-def to_char_numeric(value: Decimal, fmt: str) -> str:
+_CTX = Context(prec=400)
+
+
+@lru_cache(maxsize=None)
+def _exponent(post: int) -> Decimal:
+    return Decimal(1).scaleb(-post)
+
+
+def to_char_numeric(value: Decimal, fmt: str, cache: dict | None = None) -> str:
     """numeric_to_char."""
     if not fmt:
         return ""
@@ -518,16 +572,14 @@ def to_char_numeric(value: Decimal, fmt: str) -> str:
     if num.flag & F_MULTI:
         value = value.scaleb(num.multi)
         num.pre += num.multi
-    with localcontext() as ctx:
-        ctx.prec = 200
-        x = value.quantize(Decimal(1).scaleb(-num.post), rounding=ROUND_HALF_UP)
+    x = value.quantize(_exponent(num.post), rounding=ROUND_HALF_UP, context=_CTX)
     orgnum = f"{x:f}"
     if x == 0 and orgnum.startswith("-"):
         orgnum = orgnum[1:]
-    return _finish(nodes, num, orgnum, False)
+    return _finish(nodes, num, orgnum, False, cache)
 
 
-def to_char_float(value: float, fmt: str, single: bool) -> str:
+def to_char_float(value: float, fmt: str, single: bool, cache: dict | None = None) -> str:
     """float8_to_char, or float4_to_char when `single` (the value is a float4)."""
     if not fmt:
         return ""
@@ -559,7 +611,7 @@ def to_char_float(value: float, fmt: str, single: bool) -> str:
         num.post = 0
     elif pre_len + num.post > digits:
         num.post = digits - pre_len
-    return _finish(nodes, num, _c_float(val, num.post), False)
+    return _finish(nodes, num, _c_float(val, num.post), False, cache)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -567,22 +619,26 @@ def to_char_float(value: float, fmt: str, single: bool) -> str:
 
 def to_char_kernel(values: pa.Array, fmts: pa.Array) -> pa.Array:
     """to_char(number, text) over a batch: a Python loop per row (no vectorised form of the
-    templates); each distinct template is parsed once (cached). NULL value or template: NULL;
-    an empty template: the empty string, as in PostgreSQL."""
+    templates). Each distinct template is parsed once, and the processor runs once per output
+    shape (sign, padding, length and point of the digit string): the other rows of that shape
+    only put their digits into the cached layout. NULL value or template: NULL; an empty
+    template: the empty string, as in PostgreSQL."""
     t = values.type
+    caches: dict[str, dict] = {}
+    vs = values.to_pylist()
+    fs = fmts.to_pylist()
     if pa.types.is_decimal(t):
-        fn = to_char_numeric
+        def fn(v, f):
+            return to_char_numeric(v, f, caches.setdefault(f, {}))
     elif pa.types.is_floating(t):
         single = t == pa.float32()
 
         def fn(v, f):
-            return to_char_float(v, f, single)
+            return to_char_float(v, f, single, caches.setdefault(f, {}))
     else:
         bits = 64 if t.bit_width == 64 else 32
 
         def fn(v, f):
-            return to_char_int(v, f, bits)
-    vs = values.to_pylist()
-    fs = fmts.to_pylist()
+            return to_char_int(v, f, bits, caches.setdefault(f, {}))
     out = [None if v is None or f is None else fn(v, f) for v, f in zip(vs, fs)]
     return pa.array(out, pa.string())

@@ -153,3 +153,29 @@ def test_random_templates_match_postgres(db, pg):
         template = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 8)))
         diffs += _compare(db, pg, f"v_{typ}", INTERVALS if typ == "iv" else VALUES[typ], template)
     assert not diffs, "\n".join(diffs)
+
+
+def test_layout_cache_gives_the_processors_answer():
+    """The kernel reuses one layout per output shape; every row must still read as the
+    processor, run on that row alone, prints it."""
+    import random
+    from decimal import Decimal
+
+    import pyarrow as pa
+
+    from dataflow.functions.number_format import to_char_float, to_char_int, to_char_kernel, to_char_numeric
+    from dataflow.errors import SqlError
+    rng = random.Random(3)
+    ints = [rng.choice([0, 1, -1, 10, 100]) * rng.randint(-10 ** 6, 10 ** 6) for _ in range(300)]
+    floats = [rng.choice([0.0, 0.5, -2.5, 1e-3, 123.456, 1e15]) * rng.random() * rng.choice([1, 10, 1000]) for _ in range(300)]
+    nums = [Decimal(rng.randint(-10 ** 9, 10 ** 9)).scaleb(-rng.randint(0, 6)) for _ in range(300)]
+    for template in [t for t in TEMPLATES if t] + ["FM9990.0099", "FM9,999.999", "9,999.99S"]:
+        for values, arr, one in ((ints, pa.array(ints, pa.int32()), lambda v: to_char_int(v, template, 32)),
+                                 (floats, pa.array(floats), lambda v: to_char_float(v, template, False)),
+                                 (nums, pa.array(nums, pa.decimal128(38, 6)), lambda v: to_char_numeric(v, template))):
+            try:
+                expected = [one(v) for v in arr.to_pylist()]
+            except SqlError:
+                continue
+            got = to_char_kernel(arr, pa.array([template] * len(values))).to_pylist()
+            assert got == expected, template
