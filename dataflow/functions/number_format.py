@@ -456,7 +456,8 @@ def _c_float(v: float, post: int) -> str:
 
 
 def _finish(nodes, num: NumDesc, orgnum: str, post_digits: bool, cache: dict | None = None) -> str:
-    """The common tail of int4/int8/float/numeric to_char: split off the sign, pad or overflow."""
+    """The common tail of int4/int8/float/numeric to_char: split off the sign, pad or overflow.
+    `num` is only read here (the processor gets a copy)."""
     if orgnum.startswith("-"):
         sign, numstr = "-", orgnum[1:]
     else:
@@ -473,7 +474,7 @@ def _finish(nodes, num: NumDesc, orgnum: str, post_digits: bool, cache: dict | N
     elif pre_len > num.pre:
         numstr = _hashes(num)
     if cache is None or len(numstr) > 4000 or _uncacheable(nodes):
-        return _process(nodes, num, numstr, out_pre_spaces, sign)
+        return _process(nodes, num.copy(), numstr, out_pre_spaces, sign)
     # The output's shape depends on the digit string only through these: the same key gives the
     # same layout, into which the digits are put by position.
     last_relevant = None
@@ -483,7 +484,7 @@ def _finish(nodes, num: NumDesc, orgnum: str, post_digits: bool, cache: dict | N
            numstr[:1] if numstr[:1] in ("0", "#") else "", last_relevant)
     layout = cache.get(key)
     if layout is None:
-        layout = cache[key] = _layout(nodes, num, numstr, out_pre_spaces, sign)
+        layout = cache[key] = _layout(nodes, num.copy(), numstr, out_pre_spaces, sign)
     return layout.format(*numstr)
 
 
@@ -625,8 +626,10 @@ def to_char_kernel(values: pa.Array, fmts: pa.Array) -> pa.Array:
     template: the empty string, as in PostgreSQL."""
     t = values.type
     caches: dict[str, dict] = {}
-    vs = values.to_pylist()
     fs = fmts.to_pylist()
+    if pa.types.is_decimal(t) and len(set(fs)) == 1 and fs[0] and _plain(fs[0]):
+        return _numeric_kernel(values, fs[0])
+    vs = values.to_pylist()
     if pa.types.is_decimal(t):
         def fn(v, f):
             return to_char_numeric(v, f, caches.setdefault(f, {}))
@@ -641,4 +644,41 @@ def to_char_kernel(values: pa.Array, fmts: pa.Array) -> pa.Array:
         def fn(v, f):
             return to_char_int(v, f, bits, caches.setdefault(f, {}))
     out = [None if v is None or f is None else fn(v, f) for v, f in zip(vs, fs)]
+    return pa.array(out, pa.string())
+
+
+def _plain(fmt: str) -> bool:
+    """A valid template without RN, EEEE or V (a template error waits for a non-NULL value)."""
+    try:
+        return not parse(fmt)[1].flag & (F_ROMAN | F_EEEE | F_MULTI)
+    except SqlError:
+        return False
+
+
+def _numeric_kernel(values: pa.Array, fmt: str) -> pa.Array:
+    """to_char(numeric, one template without RN, EEEE or V): rounds the unscaled integers
+    (half away from zero) instead of making a Decimal per row."""
+    from dataflow.decimal_util import to_unscaled
+    unscaled, valid = to_unscaled(values)
+    scale = values.type.scale
+    nodes, num0 = parse(fmt)
+    post = num0.post
+    cache: dict = {}
+    out: list[str | None] = []
+    if post >= scale:
+        mul, div = 10 ** (post - scale), 1
+    else:
+        mul, div = 1, 10 ** (scale - post)
+    half = div // 2 if div > 1 else 0
+    for u, ok in zip(unscaled.tolist(), valid.tolist()):
+        if not ok:
+            out.append(None)
+            continue
+        a = -u if u < 0 else u
+        q = a * mul if div == 1 else (a + half) // div
+        digits = str(q)
+        if post:
+            digits = digits.rjust(post + 1, "0")
+            digits = digits[:-post] + "." + digits[-post:]
+        out.append(_finish(nodes, num0, "-" + digits if u < 0 and q else digits, False, cache))
     return pa.array(out, pa.string())
