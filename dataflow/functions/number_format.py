@@ -28,9 +28,11 @@ Worked example: to_char(-1234.567::numeric, 'FMS9,999.99')
 >>> to_char_float(0.5, '9.9EEEE', False), to_char_int(3, 'FMRN', 32), to_char_int(-5, '999PR', 32)
 (' 5.0e-01', 'III', '  <5>')
 
-Performance: formatting is per value by nature (there is no vectorised form of these templates);
-`to_char_kernel` parses each distinct template once per batch and then runs the processor in
-Python for each row (about 0.3-0.5 M rows/s; docs/benchmarks.md, "Function library").
+Performance: formatting is per value by nature (there is no vectorised form of these templates),
+so `to_char_kernel` loops over the rows in Python. Each distinct template is parsed once, and the
+processor runs once per output shape (sign, padding, length and point of the digit string); the
+other rows of a shape only format their digit string and put it into the cached layout:
+0.11-0.30 M rows/s over 1M rows (bench/functions, docs/benchmarks.md "Function library").
 """
 
 from __future__ import annotations
@@ -424,7 +426,8 @@ def _roman(n: int) -> str:
 
 
 def _int_out_of_range(bits: int) -> SqlError:
-    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range" if bits == 32 else "bigint out of range")
+    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE,
+                    "integer out of range" if bits == 32 else "bigint out of range")
 
 
 def _sci(value: Decimal, rscale: int) -> str:

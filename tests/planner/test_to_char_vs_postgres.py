@@ -167,7 +167,8 @@ def test_layout_cache_gives_the_processors_answer():
     from dataflow.errors import SqlError
     rng = random.Random(3)
     ints = [rng.choice([0, 1, -1, 10, 100]) * rng.randint(-10 ** 6, 10 ** 6) for _ in range(300)]
-    floats = [rng.choice([0.0, 0.5, -2.5, 1e-3, 123.456, 1e15]) * rng.random() * rng.choice([1, 10, 1000]) for _ in range(300)]
+    floats = [rng.choice([0.0, 0.5, -2.5, 1e-3, 123.456, 1e15]) * rng.random() * rng.choice([1, 10, 1000])
+              for _ in range(300)]
     nums = [Decimal(rng.randint(-10 ** 9, 10 ** 9)).scaleb(-rng.randint(0, 6)) for _ in range(300)]
     for template in [t for t in TEMPLATES if t] + ["FM9990.0099", "FM9,999.999", "9,999.99S"]:
         for values, arr, one in ((ints, pa.array(ints, pa.int32()), lambda v: to_char_int(v, template, 32)),
