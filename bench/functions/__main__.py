@@ -38,6 +38,13 @@ CASES: dict[str, list[tuple[str, str]]] = {
         ("make_date(2024, 1, abs(i) % 28 + 1)", "make_date(2024, 1, abs(i) % 28 + 1)"),
         ("to_char(ts, 'FMDay DDth')", "to_char(ts, 'FMDay DDth')"),
     ],
+    "to_char": [
+        ("to_char(n, '999,999,990.00')", "to_char(n, '999,999,990.00')"),
+        ("to_char(i, 'FM999,999')", "to_char(i, 'FM999,999')"),
+        ("to_char(x, '9.999EEEE')", "to_char(x, '9.999EEEE')"),
+        ("to_char(x, 'FM990.0000')", "to_char(x, 'FM990.0000')"),
+        ("to_char(iv, 'HH24:MI:SS')", "to_char(iv, 'HH24:MI:SS')"),
+    ],
     "json": [
         ("j -> 'k'", "j -> 'k'"), ("j ->> 'name'", "j ->> 'name'"), ("j @> '{\"k\": 1}'", "j @> '{\"k\": 1}'"),
         ("jsonb_typeof(j)", "jsonb_typeof(j)"), ("jsonb_build_object('i', i)", "jsonb_build_object('i', i)"),

@@ -16,6 +16,7 @@ from dataflow import interval, timetz
 from dataflow.decimal_util import from_unscaled_i64
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call
+from dataflow.types import TypeKind
 
 US_PER_DAY = interval.USECS_PER_DAY
 _EPOCH_JULIAN = 2440588  # Julian day of 1970-01-01
@@ -698,7 +699,15 @@ def _at_time_zone(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 def _to_char(vals: list[pa.Array], expr: Call) -> pa.Array:
     """to_char(timestamp, template): per distinct (value, template) in Python (no vectorised
-    form of PostgreSQL's templates). An empty template gives NULL, as in PostgreSQL."""
+    form of PostgreSQL's templates). An empty template gives NULL, as in PostgreSQL.
+    Numbers go to dataflow/functions/number_format.py, intervals to dataflow/interval_format.py
+    (both a Python loop per row)."""
+    kind = expr.args[0].type.kind
+    if kind is TypeKind.INTERVAL:
+        return _interval_to_char(_arr(vals[0]), _arr(vals[1]))
+    if kind in (TypeKind.INT4, TypeKind.INT8, TypeKind.FLOAT4, TypeKind.FLOAT8, TypeKind.NUMERIC):
+        from dataflow.functions.number_format import to_char_kernel
+        return to_char_kernel(_arr(vals[0]), _arr(vals[1]))
     from dataflow.pg_format import strftime_format, to_char
     fmts = pc.unique(_arr(vals[1])).drop_null()
     if len(fmts) == 1 and fmts[0].as_py() != "":
@@ -718,6 +727,19 @@ def _to_char(vals: list[pa.Array], expr: Call) -> pa.Array:
         if key not in cache:
             cache[key] = to_char(v, f)
         out.append(cache[key])
+    return pa.array(out, pa.string())
+
+
+def _interval_to_char(ivs: pa.Array, fmts: pa.Array) -> pa.Array:
+    """to_char(interval, template): a Python loop per row (dataflow/interval_format.py); an
+    empty template gives NULL, as in PostgreSQL."""
+    from dataflow.interval_format import to_char_interval
+    out = []
+    for v, f in zip(ivs.to_pylist(), fmts.to_pylist()):
+        if v is None or f is None:
+            out.append(None)
+        else:
+            out.append(to_char_interval(v.months, v.days, v.nanoseconds // 1000, f))
     return pa.array(out, pa.string())
 
 

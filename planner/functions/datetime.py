@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call, Literal, ScalarExpr
-from dataflow.types import (DATE, FLOAT8, INT4, INTERVAL, NUMERIC, TEXT, TIME, TIMETZ, TIMESTAMP, TIMESTAMPTZ,
-                            SqlType)
+from dataflow.types import (DATE, FLOAT4, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, TIME, TIMETZ, TIMESTAMP,
+                            TIMESTAMPTZ, SqlType)
 from dataflow import timetz
 from planner.functions.registry import Overload, overloads
 
@@ -141,8 +141,10 @@ FUNCTIONS = overloads(
     Overload("justify_interval", (INTERVAL,), INTERVAL, kernel="justify_interval"),
     Overload("to_char", (TIMESTAMP, TEXT), TEXT, kernel="to_char"),
     Overload("to_char", (TIMESTAMPTZ, TEXT), TEXT, kernel="to_char"),
-    *(Overload("to_char", (t, TEXT), TEXT, build=_unsupported("to_char of numbers and intervals"))
-      for t in (NUMERIC, FLOAT8, INTERVAL)),
+    # Numbers (dataflow/functions/number_format.py) and intervals (dataflow/interval_format.py);
+    # a smallint argument goes to double precision, the preferred number type, as in PostgreSQL.
+    *(Overload("to_char", (t, TEXT), TEXT, kernel="to_char")
+      for t in (INT4, INT8, FLOAT4, FLOAT8, NUMERIC, INTERVAL)),
     Overload("to_timestamp", (TEXT, TEXT), TIMESTAMPTZ, kernel="to_timestamp_fmt"),
     Overload("to_date", (TEXT, TEXT), DATE, kernel="to_date_fmt"),
     Overload("timezone", (TEXT, TIMESTAMP), TIMESTAMPTZ, kernel="timezone"),
