@@ -2,7 +2,7 @@
 Tableau rely on) against Slipstream and PostgreSQL: tests/e2e/jdbc/Metadata.java prints what the
 driver learns (schemas, tables with their types, column names/types/nullability/precision from a
 query's metadata) and both outputs must match, except that PostgreSQL's materialized view keeps its
-creation-time contents. Skipped, saying so, without the pgjdbc jar of the local Maven repository."""
+creation-time contents. Skipped, saying so, without a pgjdbc jar (tests/support/jdbc.py)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_jdbc_params import JARS
+from tests.support.jdbc import pgjdbc_jar
 
 pytestmark = pytest.mark.e2e
 
 SOURCE = Path(__file__).parent / "jdbc" / "Metadata.java"
+JAR = pgjdbc_jar()
 
 
 @pytest.fixture(scope="module")
 def metadata(tmp_path_factory):
-    if not JARS or not shutil.which("javac"):
+    if not JAR or not shutil.which("javac"):
         pytest.skip("pgjdbc jar or javac not on this machine")
     out = tmp_path_factory.mktemp("jdbc_md")
-    subprocess.run(["javac", "-cp", JARS[-1], "-d", str(out), str(SOURCE)], check=True, timeout=120)
-    return [shutil.which("java") or "java", "-cp", f"{JARS[-1]}{os.pathsep}{out}", "Metadata"]
+    subprocess.run(["javac", "-cp", JAR, "-d", str(out), str(SOURCE)], check=True, timeout=120)
+    return [shutil.which("java") or "java", "-cp", f"{JAR}{os.pathsep}{out}", "Metadata"]
 
 
 def _run(cmd, host, port, database, user, prefix) -> list[str]:
