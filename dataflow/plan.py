@@ -140,14 +140,16 @@ class TopK:
 
 @dataclass(frozen=True)
 class WindowFrame:
-    """A window frame: `mode` "rows" or "range"; each bound a (kind, offset) with kind one of
-    "unbounded_preceding", "preceding", "current", "following", "unbounded_following" (an
-    offset only for "preceding"/"following", in ROWS mode). PostgreSQL's default frame (RANGE
-    UNBOUNDED PRECEDING to CURRENT ROW, peers included) is `WindowFrame()`."""
+    """A window frame: `mode` "rows", "range" or "groups"; each bound a (kind, offset) with kind
+    one of "unbounded_preceding", "preceding", "current", "following", "unbounded_following" (an
+    offset only for "preceding"/"following": a count of rows or peer groups, or in RANGE mode a
+    value of the offset's type, with `key_type` the ORDER BY key's type). PostgreSQL's default
+    frame (RANGE UNBOUNDED PRECEDING to CURRENT ROW, peers included) is `WindowFrame()`."""
 
     mode: str = "range"
-    start: tuple[str, int] = ("unbounded_preceding", 0)
-    end: tuple[str, int] = ("current", 0)
+    start: tuple[str, Any] = ("unbounded_preceding", 0)
+    end: tuple[str, Any] = ("current", 0)
+    key_type: SqlType | None = None
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import pyarrow as pa
 from sqlglot import exp
 
+from dataflow import interval
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import Map, Plan, Window, WindowFrame, WindowFunc
-from dataflow.types import BOOL, FLOAT8, INT4, INT8, NUMERIC, TEXT, TypeKind
+from dataflow.types import BOOL, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, SqlType, TypeKind
 from planner import equality_keys
 from planner.aggregates import _nulls_last, aggregate_type
 from planner.context import PlanContext
@@ -47,6 +49,7 @@ from planner.ordering import order_key
 from planner.rules.fold_constants import fold_constant
 from planner.scalar import ScalarLowerer, coerce, coerce_all, resolve_unknown, to_bool
 from planner.scope import Scope
+from planner.typing import is_float
 
 WINDOW_ERROR = "42P20"  # windowing_error
 # Placeholder columns for window results until the Window nodes exist (see `apply`).
@@ -163,12 +166,14 @@ class SelectWindows:
         defs = ScalarLowerer(self.parts.scope, self.ctx, hook=self._definition_hook(), clause=self.parts.clause)
         # (by SQL equality: intervals by span)
         partition = tuple(equality_keys.key(resolve_unknown(defs.lower(p), self.ctx)) for p in partition_nodes)
-        order_by = []
+        order_by, key_types = [], []
         for o in (order.expressions if order is not None else []):
-            e = equality_keys.key(resolve_unknown(defs.lower(o.this), self.ctx))  # (by span)
+            raw = resolve_unknown(defs.lower(o.this), self.ctx)
+            key_types.append(raw.type)
+            e = equality_keys.key(raw)  # (by span)
             e = order_key(e)  # arrays, jsonb: by their sort key (`planner.ordering`)
             order_by.append((e, bool(o.args.get("desc")), _nulls_last(o)))
-        frame = self._frame(spec, len(order_by))
+        frame = self._frame(spec, key_types)
         func = node.this
         cond = None
         if isinstance(func, exp.Filter):
@@ -260,19 +265,25 @@ class SelectWindows:
             raise unsupported(f"{name}({arg.type.name}) as a window function")
         return name, (guard(arg),), result
 
-    def _frame(self, spec: exp.WindowSpec | None, n_order: int) -> WindowFrame:
+    def _frame(self, spec: exp.WindowSpec | None, key_types: list[SqlType]) -> WindowFrame:
         if spec is None:
             return WindowFrame()
+        n_order = len(key_types)
         mode = str(spec.args.get("kind") or "").lower()
         exclude = spec.args.get("exclude")
         if exclude is not None and exclude.name.upper().replace(" ", "") != "NOOTHERS":
             raise unsupported(f"EXCLUDE {exclude.name.upper()} in window frames")
-        if mode == "groups":
-            raise unsupported("GROUPS frames")
-        start = self._bound(spec.args.get("start"), spec.args.get("start_side"), True)
+        if mode == "groups" and not n_order:
+            raise SqlError(WINDOW_ERROR, "GROUPS mode requires an ORDER BY clause")
+        offsets = mode == "range" and any(
+            spec.args.get(k) is not None and not isinstance(spec.args.get(k), str) for k in ("start", "end"))
+        if offsets and n_order != 1:
+            raise SqlError(WINDOW_ERROR, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
+        key_type = key_types[0] if offsets else None
+        start = self._bound(spec.args.get("start"), spec.args.get("start_side"), True, key_type)
         end_node = spec.args.get("end")
         single = end_node is None
-        end = ("current", 0) if single else self._bound(end_node, spec.args.get("end_side"), False)
+        end = ("current", 0) if single else self._bound(end_node, spec.args.get("end_side"), False, key_type)
         if start[0] == "unbounded_following":
             raise SqlError(WINDOW_ERROR, "frame start cannot be UNBOUNDED FOLLOWING")
         if end[0] == "unbounded_preceding":
@@ -283,14 +294,11 @@ class SelectWindows:
             if single:
                 raise SqlError(WINDOW_ERROR, "frame starting from following row cannot end with current row")
             raise SqlError(WINDOW_ERROR, "frame starting from following row cannot have preceding rows")
-        if mode == "range" and (start[0] in ("preceding", "following") or end[0] in ("preceding", "following")):
-            if n_order != 1:
-                raise SqlError(WINDOW_ERROR,
-                               "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
-            raise unsupported("RANGE with offset PRECEDING/FOLLOWING")
-        return WindowFrame(mode, start, end)
+        return WindowFrame(mode, start, end, key_type)
 
-    def _bound(self, node, side, is_start: bool) -> tuple[str, int]:
+    def _bound(self, node, side, is_start: bool, key_type: SqlType | None = None) -> tuple[str, object]:
+        """A frame bound; its offset a row or group count, or (RANGE, `key_type` given) a
+        value of the offset type PostgreSQL's in_range takes for that key type."""
         side = str(side or "").lower()
         text = node.upper() if isinstance(node, str) else None
         if text == "UNBOUNDED":
@@ -299,6 +307,8 @@ class SelectWindows:
             return ("current", 0)
         which = "starting" if is_start else "ending"
         value = ScalarLowerer(Scope(), self.ctx, clause="window definitions").lower(node)
+        if key_type is not None:
+            return (side, self._range_offset(value, key_type, which))
         value = fold_constant(coerce(value, INT8, self.ctx))
         if not isinstance(value, Literal):
             raise unsupported("frame offsets that are not constants")
@@ -307,6 +317,37 @@ class SelectWindows:
         if value.value < 0:
             raise SqlError("22013", f"frame {which} offset must not be negative")
         return (side, int(value.value))
+
+    def _range_offset(self, value: ScalarExpr, key_type: SqlType, which: str):
+        """A RANGE offset: PostgreSQL's in_range offset types (integers for integer keys, numeric,
+        double precision, interval for dates, timestamps and times)."""
+        k = key_type.kind
+        if key_type.is_integer:
+            want = INT8 if value.type.is_integer or value.type.kind is TypeKind.UNKNOWN else None
+        elif k is TypeKind.NUMERIC:
+            want = NUMERIC if value.type.is_numeric_family and not is_float(value.type) \
+                or value.type.kind is TypeKind.UNKNOWN else None
+        elif k in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+            want = FLOAT8 if value.type.is_numeric_family or value.type.kind is TypeKind.UNKNOWN else None
+        elif k in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
+            want = INTERVAL if value.type.kind in (TypeKind.INTERVAL, TypeKind.UNKNOWN) else None
+        else:
+            raise unsupported(f"RANGE with offset PRECEDING/FOLLOWING for column type {key_type.name}")
+        if want is None:
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED,
+                           f"RANGE with offset PRECEDING/FOLLOWING is not supported for column type "
+                           f"{key_type.name} and offset type {value.type.name}",
+                           hint="Cast the offset value to an appropriate type.")
+        value = fold_constant(coerce(value, want, self.ctx))
+        if not isinstance(value, Literal):
+            raise unsupported("frame offsets that are not constants")
+        if value.value is None:
+            raise SqlError("22004", f"frame {which} offset must not be null")
+        v = value.value
+        negative = (interval.span_key(pa.array([v], interval.ARROW))[0] < 0) if want is INTERVAL else v < 0
+        if negative or (want is FLOAT8 and v != v):
+            raise SqlError("22013", "invalid preceding or following size in window function")
+        return v
 
     def partition_first(self, keys: list[ScalarExpr]) -> None:
         """Partition every window by `keys` first (a correlated subquery's outer values,

@@ -37,6 +37,7 @@ from dataflow.batch import DIFF, advance_times, concat, consolidate, hash_column
 from dataflow.decimal_util import (check_unconstrained_range, div_round, from_unscaled, rescale, scale_of,
                                    to_unscaled, to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
+from dataflow.operators import window_frames
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 from dataflow.plan import WindowFrame, WindowFunc
 from dataflow.scalar import conform
@@ -59,15 +60,16 @@ class _Layout:
         ends = np.append(starts[1:], n)
         self.ps, self.pe = starts[self.part], ends[self.part]
         self.peer = np.cumsum(new_peer) - 1
-        qstarts = np.flatnonzero(new_peer)
-        qends = np.append(qstarts[1:], n)
-        self.qs, self.qe = qstarts[self.peer], qends[self.peer]
+        self.gstart = np.flatnonzero(new_peer)
+        self.gend = np.append(self.gstart[1:], n)
+        self.qs, self.qe = self.gstart[self.peer], self.gend[self.peer]
 
-    def frame(self, frame: WindowFrame) -> tuple[np.ndarray, np.ndarray]:
-        """Each row's frame as positions [lo, hi) (empty: lo == hi)."""
+    def frame(self, frame: WindowFrame, rows_: pa.Table | None = None, order_by=()) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's frame as positions [lo, hi) (empty: lo == hi). RANGE offsets read the
+        ORDER BY key from `rows_` (`dataflow.operators.window_frames`)."""
         rows = frame.mode == "rows"
 
-        def bound(kind: str, off: int, end: bool) -> np.ndarray:
+        def bound(kind: str, off, end: bool) -> np.ndarray:
             if kind == "unbounded_preceding":
                 return self.ps
             if kind == "unbounded_following":
@@ -76,6 +78,12 @@ class _Layout:
                 if rows:
                     return self.i + 1 if end else self.i
                 return self.qe if end else self.qs
+            if frame.mode == "groups":
+                return window_frames.groups_bound(kind, off, end, self.peer, self.ps, self.pe, self.gstart, self.gend)
+            if frame.mode == "range":
+                col, desc, nulls_last = order_by[0]
+                return window_frames.range_bound(kind, off, end, _chunk(rows_.column(col)), frame.key_type, desc,
+                                                 nulls_last, self.part, self.qs, self.qe)
             delta = -off if kind == "preceding" else off
             return self.i + delta + (1 if end else 0)
 
@@ -111,6 +119,10 @@ def _sort_order(rows: pa.Table, part_hash: np.ndarray, order_by) -> np.ndarray:
     return pc.sort_indices(pa.table(sort_tbl), sort_keys=keys).to_numpy()
 
 
+def _chunk(c) -> pa.Array:
+    return c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
+
+
 def _sortable(t: pa.DataType) -> bool:
     return not pa.types.is_interval(t)
 
@@ -144,12 +156,12 @@ def window_rows(updates: pa.Table, partition_key: tuple[int, ...], order_by, fun
     lay = _Layout(n, new_part, new_peer)
     out = list(rows.columns)
     for f in funcs:
-        out.append(conform(_evaluate(f, rows, lay), f.type))
+        out.append(conform(_evaluate(f, rows, lay, order_by), f.type))
     table = pa.Table.from_arrays(out, names=[f"c{i}" for i in range(len(out))])
     return at_time(table, time).cast(schema)
 
 
-def _evaluate(f: WindowFunc, rows: pa.Table, lay: _Layout) -> pa.Array:
+def _evaluate(f: WindowFunc, rows: pa.Table, lay: _Layout, order_by=()) -> pa.Array:
     name = f.func
     i, ps, pe = lay.i, lay.ps, lay.pe
     if name == "row_number":
@@ -167,7 +179,7 @@ def _evaluate(f: WindowFunc, rows: pa.Table, lay: _Layout) -> pa.Array:
         return _ntile(_arg(rows, f, 0), lay)
     if name in ("lag", "lead"):
         return _lag_lead(name, rows, f, lay)
-    lo, hi = lay.frame(f.frame)
+    lo, hi = lay.frame(f.frame, rows, order_by)
     if name in ("first_value", "last_value", "nth_value"):
         value = _arg(rows, f, 0)
         if name == "first_value":

@@ -1,0 +1,122 @@
+"""Frame bounds of GROUPS frames and of RANGE frames with offsets, as positions in the sorted
+rows of the touched partitions (`dataflow.operators.window`).
+
+* GROUPS: an offset counts peer groups. `n PRECEDING` as a start is the first row of the group
+  n groups back (the partition's first row if there is none); as an end, the last row of that
+  group. FOLLOWING alike, forwards.
+* RANGE with an offset (one ORDER BY key): the frame holds the rows whose key lies within the
+  offset of the current row's key. Each row's *target* key (key - offset for PRECEDING in an
+  ascending order, key + offset for FOLLOWING; the other way round when descending) is ranked
+  together with the keys, and a binary search over `partition * M + rank` finds, for a start,
+  the first row at or after the target and, for an end, the first row past it. NULL keys sort
+  apart (first or last), so a non-NULL row's frame never reaches them; a NULL row's frame is its
+  peer group of NULLs, as in PostgreSQL.
+
+Worked example, `sum(x) OVER (ORDER BY k RANGE BETWEEN 2 PRECEDING AND CURRENT ROW)` over keys
+1, 2, 4, 7 of one partition: the targets k - 2 are -1, 0, 2, 5, so the frames start at rows
+0, 0, 1, 3 and end at each row's peers: [0,1), [0,2), [1,3), [3,4).
+
+Keys and targets are compared through their sort keys (`dataflow.sort_keys`, PostgreSQL's order
+as bytes); targets are computed as PostgreSQL's in_range functions do: integers and numeric
+exactly (no overflow: a bound past the type's range is past every key), dates as timestamps,
+timestamps by calendar arithmetic with the interval.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from dataflow import interval
+from dataflow.types import SqlType, TypeKind
+
+
+def groups_bound(kind: str, off: int, end: bool, peer: np.ndarray, ps: np.ndarray, pe: np.ndarray,
+                 gstart: np.ndarray, gend: np.ndarray) -> np.ndarray:
+    """A GROUPS bound `kind` ("preceding"/"following") of `off` groups, per row."""
+    g = peer + (-off if kind == "preceding" else off)
+    first, last = peer[ps], peer[np.maximum(pe - 1, 0)]
+    inside = np.clip(g, 0, len(gstart) - 1)
+    at = gend[inside] if end else gstart[inside]
+    return np.where(g < first, ps, np.where(g > last, pe, at))
+
+
+def range_bound(kind: str, offset, end: bool, key: pa.Array, key_type: SqlType, desc: bool,
+                nulls_last: bool, part: np.ndarray, qs: np.ndarray, qe: np.ndarray) -> np.ndarray:
+    """A RANGE bound `kind` with `offset` (a value of the offset's type), per row of the sorted
+    rows, whose ORDER BY key is `key`."""
+    n = len(key)
+    valid = key.is_valid().to_numpy(zero_copy_only=False) if key.null_count else np.ones(n, bool)
+    forward = (kind == "following") != desc  # the target lies above the key
+    target = _shifted(key, key_type, offset, forward)
+    values = _comparable(key, key_type)
+    if key_type.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+        # inf - inf: PostgreSQL's in_range takes +inf as infinitely preceding +inf (and -inf as
+        # infinitely following -inf), so every non-NaN value is within such a bound: it becomes
+        # the first (start) or last (end) non-NaN value of the order.
+        v = values.to_numpy(zero_copy_only=False)
+        t = target.to_numpy(zero_copy_only=False)
+        first = -np.inf if not desc else np.inf
+        t = np.where(np.isnan(t) & ~np.isnan(v), -first if end else first, t)
+        target = pa.array(t, pa.float64())
+    ranks = np.zeros(2 * n, np.int64)
+    if valid.any():
+        mask = pa.array(valid)
+        both = pa.concat_arrays([values.filter(mask), target.filter(mask)])
+        if key_type.kind is TypeKind.INTERVAL:   # (Arrow cannot order intervals)
+            from dataflow.sort_keys import sort_key
+            both = sort_key(both, key_type)
+        dense = pc.rank(both, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
+        nv = int(valid.sum())
+        ranks[:n][valid] = dense[:nv]       # 1.. ; 0 and M - 1 are the NULLs' places
+        ranks[n:][valid] = dense[nv:]
+    m = 2 * n + 2
+    row_rank, target_rank = ranks[:n], ranks[n:]
+    if desc:
+        row_rank, target_rank = m - 1 - row_rank, m - 1 - target_rank
+    null_place = m - 1 if nulls_last else 0
+    composite = part * m + np.where(valid, row_rank, null_place)
+    probe = part * m + target_rank
+    found = np.searchsorted(composite, probe, side="right" if end else "left")
+    # A NULL row's frame is its peers (the NULLs).
+    return np.where(valid, found, qe if end else qs)
+
+
+def _comparable(values: pa.Array, t: SqlType) -> pa.Array:
+    """Values in the type their targets are computed in: dates as timestamps, integers and
+    numeric as exact wide decimals, real as double (PostgreSQL's in_range for real adds a
+    double offset in double precision)."""
+    if t.kind is TypeKind.DATE:
+        return values.cast(pa.timestamp("us"))
+    if t.is_integer or t.kind is TypeKind.NUMERIC:
+        return values.cast(pa.decimal256(60, t.effective_scale if t.kind is TypeKind.NUMERIC else 0))
+    if t.kind is TypeKind.FLOAT4:
+        return values.cast(pa.float64())
+    return values
+
+
+def _shifted(key: pa.Array, t: SqlType, offset, forward: bool) -> pa.Array:
+    """key + offset (forward) or key - offset, as PostgreSQL's in_range computes it."""
+    from dataflow.functions import datetime as dt
+    values = _comparable(key, t)
+    sign = 1 if forward else -1
+    if t.kind in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
+        months, days, us = interval.fields(offset)
+        n = len(values)
+        ok = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else np.ones(n, bool)
+        shifted = dt.shift(dt._micros(values), np.full(n, months), np.full(n, days), np.full(n, us), sign)
+        return dt._timestamps(shifted, ok, values.type)
+    if t.kind is TypeKind.INTERVAL:
+        months, days, us = interval.split(values)
+        om, od, ou = interval.fields(offset)
+        ok = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else np.ones(len(values), bool)
+        return interval.join(months + sign * om, days + sign * od, us + sign * ou, ok)
+    if t.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
+        v = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False)
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = v + sign * float(offset)
+        out = np.where(np.isnan(v), np.nan, out)   # NaN's targets are NaN: its peers
+        return pa.array(out, pa.float64())
+    scalar = pa.scalar(offset, pa.decimal128(38, values.type.scale)).cast(values.type)
+    return (pc.add(values, scalar) if forward else pc.subtract(values, scalar)).cast(values.type)
