@@ -402,6 +402,7 @@ FUNCTIONS = overloads(
     Overload("bit_length", (T,), INT4, kernel="bit_length"),
     Overload("bit_length", (BYTEA,), INT4, kernel="bit_length"),
     Overload("starts_with", (T, T), BOOL, kernel="starts_with"),
+    Overload("^@", (T, T), BOOL, kernel="starts_with"),
     Overload("to_hex", (I,), TEXT, kernel="to_hex"),
     Overload("to_hex", (INT8,), TEXT, kernel="to_hex"),
     Overload("quote_ident", (T,), TEXT, kernel="quote_ident"),
