@@ -190,7 +190,8 @@ _LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "
                       exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>", exp.ArrayContainsAll: "@>",
                       exp.ArrayContainedBy: "<@", exp.JSONBContainsTopKey: "?",
                       exp.JSONBDeleteAtPath: "#-", exp.ArrayOverlaps: "&&",
-                      exp.JSONBContainsAnyTopKeys: "?|", exp.JSONBContainsAllTopKeys: "?&"}
+                      exp.JSONBContainsAnyTopKeys: "?|", exp.JSONBContainsAllTopKeys: "?&",
+                      exp.StartsWith: "^@"}
 
 
 def _row_items(node: exp.Expression) -> list[exp.Expression] | None:
@@ -753,11 +754,31 @@ class ScalarLowerer:
             raise _no_func(fn, [e])
         return coerce(e, TEXT, self.ctx)
 
+    def _named_arguments(self, nodes: list[exp.Expression]) -> list[tuple[str | None, ScalarExpr]]:
+        """`f(a, name => b, name := c)`: (parameter name or None, lowered value) in order; a
+        positional argument after a named one is PostgreSQL's 42601."""
+        out: list[tuple[str | None, ScalarExpr]] = []
+        for a in nodes:
+            if isinstance(a, (exp.Kwarg, exp.PropertyEQ)):
+                ident = a.this
+                quoted = isinstance(ident, exp.Identifier) and ident.args.get("quoted")
+                out.append((ident.name if quoted else ident.name.lower(), self.lower(a.expression)))
+            elif any(n is not None for n, _ in out):
+                raise SqlError(SqlState.SYNTAX_ERROR, "positional argument cannot follow named argument")
+            else:
+                out.append((None, self.lower(a)))
+        return out
+
     def _function(self, node: exp.Func) -> ScalarExpr:
         ctx = self.ctx
         name = node.name.lower() if isinstance(node, exp.Anonymous) else node.key.lower()
         if isinstance(node, exp.Anonymous):
             arg_nodes = list(node.expressions)
+            if any(isinstance(a, (exp.Kwarg, exp.PropertyEQ)) for a in arg_nodes) and name not in TABLE_FUNCTIONS:
+                return library.resolve_named(name, self._named_arguments(arg_nodes), ctx)
+            if arg_nodes and isinstance(arg_nodes[-1], exp.Variadic) and name not in TABLE_FUNCTIONS:
+                args = [self.lower(a) for a in arg_nodes[:-1]] + [self.lower(arg_nodes[-1].this)]
+                return library.resolve_variadic(name, args, ctx)
         elif isinstance(node, exp.Trim):
             name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
             arg_nodes = [node.this] + ([node.expression] if node.expression is not None else [])
@@ -912,6 +933,8 @@ def expr_name(node: exp.Expression) -> str:
         return "substring"
     if isinstance(node, exp.Boolean):
         return "bool"
+    if isinstance(node, exp.StartsWith):  # the operator ^@
+        return "?column?"
     if isinstance(node, exp.Func) and not isinstance(node, (exp.Binary, exp.Connector)):
         key = node.key.lower()
         return {"ceil": "ceil", "trim": "btrim", "strposition": "position"}.get(key, key)

@@ -1,5 +1,5 @@
 """Set-returning functions (generate_series, unnest, jsonb_array_elements[_text],
-jsonb_object_keys) in FROM, after other FROM items (LATERAL, as
+jsonb_object_keys, regexp_matches) in FROM, after other FROM items (LATERAL, as
 PostgreSQL makes every function in FROM), and in the select list.
 
 Each call becomes a `FlatMap` over the rows it is evaluated for: a one-row constant when its
@@ -22,10 +22,10 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dataflow.errors import SqlError, SqlState, unsupported
-from dataflow.expr import ScalarExpr
+from dataflow.expr import Literal, ScalarExpr
 from dataflow.plan import FlatMap, Plan
-from dataflow.types import (INT4, INT8, INTERVAL, JSON, JSONB, NUMERIC, TEXT, TIMESTAMP, TIMESTAMPTZ,
-                            SqlType, TypeKind)
+from dataflow.types import (BOOL, INT4, INT8, INTERVAL, JSON, JSONB, NUMERIC, TEXT, TIMESTAMP, TIMESTAMPTZ,
+                            SqlType, TypeKind, array_of)
 from planner.context import PlanContext
 from planner.functions.registry import ANY, Overload, choose, no_function, overloads
 
@@ -51,6 +51,9 @@ TABLE_FUNCTIONS = overloads(
     # unnest(regexp_split_to_array(...)): see flat_map
     Overload("regexp_split_to_table", (TEXT, TEXT), TEXT, kernel="unnest"),
     Overload("regexp_split_to_table", (TEXT, TEXT, TEXT), TEXT, kernel="unnest"),
+    # regexp_matches(s, pattern [, flags]): one text[] per match (planner.functions.strings).
+    Overload("regexp_matches", (TEXT, TEXT), array_of(TEXT), kernel="regexp_matches"),
+    Overload("regexp_matches", (TEXT, TEXT, TEXT), array_of(TEXT), kernel="regexp_matches"),
 )
 
 # The set-returning functions with several output columns: their names and types.
@@ -100,6 +103,15 @@ def flat_map(node: exp.Anonymous, input_plan: Plan, lowerer, ctx: PlanContext, *
         from planner.functions import resolve_function
         pieces = resolve_function("regexp_split_to_array", args, ctx)
         return FlatMap(input_plan, "unnest", (pieces,), (TEXT,), ordinality), [(None, TEXT)]
+    if name == "regexp_matches":
+        from planner.functions.strings import match_call
+        texts = [coerce(a, p, ctx) for a, p in zip(args, params)]
+        r = match_call(texts, name)
+        if r is None:  # a NULL pattern or flags: no rows
+            texts[0], r = Literal(None, TEXT), ("", 0, False)
+        regex, groups, glob = r
+        call = (texts[0], Literal(regex, TEXT), Literal(groups, INT4), Literal(glob, BOOL))
+        return FlatMap(input_plan, name, call, (array_of(TEXT),), ordinality), [(None, array_of(TEXT))]
     if overload.result == NUMERIC:
         raise unsupported("generate_series over numeric")
     if name in ("unnest", "generate_subscripts"):

@@ -262,6 +262,81 @@ def _collect_wrap(vals: list[pa.Array], expr: Call) -> pa.Array:
     return pc.binary_join_element_wise(brackets[0], joined, brackets[1], "")
 
 
+_MAX_ARRAY_SIZE = 134217727  # PostgreSQL's MaxArraySize
+
+
+def _fill_length(dims: str | None, lbounds: str | None, with_lbounds: bool) -> int:
+    """array_fill's element count from its dimensions and lower bounds (texts of int[]), with
+    PostgreSQL's errors; more than one dimension or a lower bound other than 1 is refused."""
+    from dataflow.errors import unsupported
+    if dims is None or (with_lbounds and lbounds is None):
+        raise SqlError("22004", "dimension array or low bound array cannot be null")
+    d = arrays.split(dims)
+    if any(x is None for x in d):
+        raise SqlError("22004", "dimension values cannot be null")
+    if len(d) > 6:
+        raise SqlError("54000", f"number of array dimensions ({len(d)}) exceeds the maximum allowed (6)")
+    lb = [1] * len(d)
+    if with_lbounds:
+        lbs = arrays.split(lbounds)
+        if any(x is None for x in lbs):
+            raise SqlError("22004", "dimension values cannot be null")
+        if len(lbs) != len(d):
+            raise SqlError("2202E", "wrong number of array subscripts",
+                           detail="Low bound array has different size than dimensions array.")
+        lb = [int(x) for x in lbs]
+    sizes = [int(x) for x in d]
+    total = 1
+    for n in sizes:
+        if n < 0 or total * n > _MAX_ARRAY_SIZE:
+            raise SqlError("54000", f"array size exceeds the maximum allowed ({_MAX_ARRAY_SIZE})")
+        total *= n
+    if not sizes or total == 0:
+        return 0
+    if len(sizes) > 1:
+        raise unsupported("array_fill() of more than one dimension")
+    if lb[0] != 1:
+        raise unsupported("arrays with a lower bound other than 1")
+    return total
+
+
+def _fill(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """array_fill(value, dims [, lower_bounds]): the value's array text repeated, once per
+    distinct (value, dims, bounds) in Python (building array text has no vectorised form)."""
+    element = expr.type.element
+    cols = [_python(v) for v in vals]
+    with_lbounds = len(vals) > 2
+    cache: dict[tuple, str] = {}
+    out = []
+    for row in zip(*cols):
+        r = cache.get(row)
+        if r is None:
+            n = _fill_length(row[1], row[2] if with_lbounds else None, with_lbounds)
+            piece = arrays.write([row[0]], element)[1:-1]
+            r = cache[row] = "{" + ",".join([piece] * n) + "}"
+        out.append(r)
+    return pa.array(out, pa.string())
+
+
+def _same_element(x: Any, e: Any) -> bool:
+    """Element equality as PostgreSQL's `=` (NaN equals NaN; NULL matches a NULL `from`)."""
+    if x is None or e is None:
+        return x is None and e is None
+    return x == e or (x != x and e != e)
+
+
+def _replace(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """array_replace(array, from, to): each distinct array read once, the edit per row in
+    Python (array text has no vectorised form)."""
+    element = expr.type.element
+    lists = _lists(vals[0], element)
+    olds, news = _python(vals[1]), _python(vals[2])
+    out: list[list[Any] | None] = []
+    for l, old, new in zip(lists, olds, news):
+        out.append(None if l is None else [new if _same_element(x, old) else x for x in l])
+    return _text_result(out, element)
+
+
 KERNELS = {
     "array_element_text": _element_text, "collect_wrap": _collect_wrap,
     "array_build": _build, "array_get": _get, "array_any": _quantified(True), "array_all": _quantified(False),
@@ -270,5 +345,5 @@ KERNELS = {
     "array_append": _edit("append"), "array_prepend": _edit("prepend"), "array_remove": _edit("remove"),
     "array_cat": _edit("cat"), "array_position": _position, "array_contains": _set_op("contains"),
     "array_contained": _set_op("contained"), "array_overlap": _set_op("overlap"),
-    "string_to_array": _string_to_array,
+    "string_to_array": _string_to_array, "array_fill": _fill, "array_replace": _replace,
 }

@@ -1,12 +1,14 @@
 """Kernels of the bytea and uuid functions (signatures: `planner.functions.binary`).
 
 encode/decode go through Python's codecs once per distinct value (no vectorised base64 in
-Arrow); lengths are Arrow's binary_length.
+Arrow); lengths are Arrow's binary_length. sha224/256/384/512 hash each distinct value once
+with hashlib (Arrow has no SHA-2 kernel): a Python call per distinct value, unavoidable.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import uuid
 
 import pyarrow as pa
@@ -98,5 +100,17 @@ def _as_binary(v) -> pa.Array:
     return v.cast(pa.binary())
 
 
+def _sha2(algorithm: str):
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        """sha224/sha256/sha384/sha512(bytea): each distinct value hashed once with hashlib,
+        the rows' digests gathered by the dictionary indices."""
+        encoded = pc.dictionary_encode(_as_binary(vals[0]))
+        digests = pa.array([hashlib.new(algorithm, b).digest() for b in encoded.dictionary.to_pylist()],
+                           pa.binary())
+        return digests.take(encoded.indices)
+    return run
+
+
 KERNELS = {"encode": _encode, "decode": _decode, "bytea_length": _bytea_length,
-           "gen_random_uuid": _gen_random_uuid, "bytea_concat": _bytea_concat}
+           "gen_random_uuid": _gen_random_uuid, "bytea_concat": _bytea_concat,
+           **{f"sha{n}": _sha2(f"sha{n}") for n in (224, 256, 384, 512)}}

@@ -519,17 +519,142 @@ def _date_from_parts(Y: np.ndarray, M: np.ndarray, D: np.ndarray, ok: np.ndarray
     return pa.array(np.where(ok, days, 0).astype(np.int32), mask=~ok if not ok.all() else None).cast(pa.date32())
 
 
-def _make_timestamp(vals: list[pa.Array], expr: Call) -> pa.Array:
-    arrs = [_arr(v) for v in vals]
+def _pg_g(x: float) -> str:
+    """C's %02g as PostgreSQL's snprintf prints it (NaN, Infinity spelled out)."""
+    if np.isnan(x):
+        return "NaN"
+    if np.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return f"{x:02g}"
+
+
+def _time_fields_us(h: np.ndarray, mi: np.ndarray, sec: np.ndarray, ok: np.ndarray) -> np.ndarray:
+    """Microseconds of hour:min:sec, checked as PostgreSQL's float_time_overflows does (seconds
+    rounded to microseconds first; 24:00:00 is the latest time)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        rounded = np.rint(sec * 1e6)
+        bad = ok & ((h < 0) | (h > 24) | (mi < 0) | (mi > 59) | np.isnan(sec) | ~(rounded >= 0) |
+                    ~(rounded <= 60e6))
+        total = (h * 3600 + mi * 60) * 10 ** 6 + np.where(bad | ~ok, 0, rounded).astype(np.int64)
+    bad |= ok & (total > US_PER_DAY)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise SqlError("22008", f"time field value out of range: {h[i]}:{mi[i]:02d}:{_pg_g(sec[i])}")
+    return total
+
+
+def _local_timestamp_us(arrs: list[pa.Array]) -> tuple[np.ndarray, np.ndarray]:
+    """make_timestamp's (microseconds, valid) from year, month, day, hour, min, sec."""
     ok = _valid(*arrs)
     Y, M, D, h, mi = (_numbers(a) for a in arrs[:5])
     sec = _numbers(arrs[5], np.float64)
-    if (ok & ((h < 0) | (h > 24) | (mi < 0) | (mi > 59) | (sec < 0) | (sec > 60))).any():
-        i = int(np.flatnonzero(ok & ((h < 0) | (h > 24) | (mi < 0) | (mi > 59) | (sec < 0) | (sec > 60)))[0])
-        raise SqlError("22008", f"time field value out of range: {h[i]}:{mi[i]:02d}:{sec[i]:02g}")
     days = _numbers(_date_from_parts(Y, M, D, ok, "date").cast(pa.int32()))
-    us = days * US_PER_DAY + (h * 3600 + mi * 60) * 10 ** 6 + np.rint(sec * 1e6).astype(np.int64)
+    return days * US_PER_DAY + _time_fields_us(h, mi, sec, ok), ok
+
+
+def _make_timestamp(vals: list[pa.Array], expr: Call) -> pa.Array:
+    us, ok = _local_timestamp_us([_arr(v) for v in vals])
     return _timestamps(us, ok, pa.timestamp("us"))
+
+
+def _make_time(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """make_time(hour, min, sec): 24:00:00 (which PostgreSQL keeps as the end of the day) is
+    refused, as the time type refuses it everywhere here."""
+    arrs = [_arr(v) for v in vals]
+    ok = _valid(*arrs)
+    us = _time_fields_us(_numbers(arrs[0]), _numbers(arrs[1]), _numbers(arrs[2], np.float64), ok)
+    if (ok & (us == US_PER_DAY)).any():
+        raise unsupported("the time 24:00:00")
+    return _times(np.where(ok, us, 0), ok)
+
+
+_ISO_OFFSET = None
+
+
+def _zone_offset_east(zone: str) -> int | None:
+    """Seconds east of UTC of make_timestamptz's zone when it is fixed: a numeric offset in
+    ISO's sign convention ('+05' is UTC+5, as PostgreSQL's DecodeTimezone reads it) or a fixed
+    abbreviation; None for a zone name (looked up by date)."""
+    import re
+    global _ISO_OFFSET
+    if _ISO_OFFSET is None:
+        _ISO_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?")
+    if zone[:1].isdigit():
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE,
+                       f'invalid input syntax for type numeric time zone: "{zone}"',
+                       hint='Numeric time zones must have "-" or "+" as first character.')
+    m = _ISO_OFFSET.fullmatch(zone)
+    if m:
+        h, mi, s = int(m.group(2)), int(m.group(3) or 0), int(m.group(4) or 0)
+        if h > 15 or mi > 59 or s > 59:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'numeric time zone "{zone}" out of range')
+        secs = (h * 60 + mi) * 60 + s
+        return -secs if m.group(1) == "-" else secs
+    low = zone.lower()
+    if low in timetz.ABBREVIATIONS:
+        return timetz.ABBREVIATIONS[low]
+    if low in timetz.DYNAMIC:
+        raise unsupported(f'make_timestamptz() at the time zone abbreviation "{zone}" (its offset depends on the date)')
+    return None
+
+
+def _make_timestamptz(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """make_timestamptz(year, month, day, hour, min, sec [, zone]): the local time at the zone
+    (the session's, UTC, without one). Fixed offsets are applied in NumPy; zone names go
+    through timezone(zone, timestamp) per distinct zone."""
+    us, ok = _local_timestamp_us([_arr(v) for v in vals[:6]])
+    out = expr.type.arrow
+    if len(vals) == 6:
+        return _timestamps(us, ok, out)
+    zones = _arr(vals[6])
+    ok = ok & _valid(zones)
+    named = np.zeros(len(us), bool)
+    for z in pc.unique(zones).drop_null().to_pylist():
+        rows = ok & pc.fill_null(pc.equal(zones, z), False).to_numpy(zero_copy_only=False)
+        if not rows.any():
+            continue
+        east = _zone_offset_east(z)
+        if east is None:
+            named |= rows
+        else:
+            us = np.where(rows, us - east * 10 ** 6, us)
+    result = _timestamps(us, ok, out)
+    if named.any():
+        idx = pa.array(np.flatnonzero(named))
+        local = _timestamps(us, ok, pa.timestamp("us")).take(idx)
+
+        class _As:  # the call's result type, as _at_time_zone reads it
+            type = expr.type
+        at = _at_time_zone([zones.take(idx), local], _As())
+        positions = np.full(len(us), -1, np.int64)
+        positions[named] = np.arange(int(named.sum()))
+        merged = pc.if_else(pa.array(named), at.take(pa.array(np.maximum(positions, 0))), result)
+        return merged
+    return result
+
+
+def _date_bin(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """date_bin(stride, source, origin): origin + the largest whole number of strides not
+    past source (rounding down also before the origin, as PostgreSQL 15.2 and later do)."""
+    stride, src, origin = (_arr(v) for v in vals)
+    ok = _valid(stride, src, origin)
+    months, days, micros = interval.split(stride)
+    if (ok & (months != 0)).any():
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED,
+                       "timestamps cannot be binned into intervals containing months or years")
+    step = days * US_PER_DAY + micros
+    if (ok & (step <= 0)).any():
+        raise SqlError("22008", "stride must be greater than zero")
+    step = np.where(ok, step, 1)
+    t, o = _micros(src), _micros(origin)
+    diff = t - o
+    return _timestamps(o + diff // step * step, ok, expr.type.arrow)
+
+
+def _isfinite(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """isfinite(date | timestamp | timestamptz | interval): there are no infinite values here."""
+    a = _arr(vals[0])
+    return pc.if_else(pc.is_valid(a), True, pa.scalar(None, pa.bool_()))
 
 
 def _make_interval(vals: list[pa.Array], expr: Call) -> pa.Array:
@@ -776,7 +901,8 @@ KERNELS = {
     "interval_mul": _interval_mul(False), "float_mul_interval": _interval_mul(True),
     "interval_div": _interval_div,
     "date_trunc": _date_trunc, "extract": _extract(False), "date_part": _extract(True),
-    "make_date": _make_date, "make_timestamp": _make_timestamp, "make_interval": _make_interval,
+    "make_date": _make_date, "make_timestamp": _make_timestamp, "make_time": _make_time,
+    "make_timestamptz": _make_timestamptz, "date_bin": _date_bin, "isfinite": _isfinite, "make_interval": _make_interval,
     "to_timestamp": _to_timestamp, "justify_days": _justify(True, False),
     "justify_hours": _justify(False, True), "justify_interval": _justify(True, True), "age": _age,
 }

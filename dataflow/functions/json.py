@@ -155,6 +155,138 @@ def _delete_path(doc, path_text):
     return jsonb.canonical(rec(doc, 0))
 
 
+_CREATE, _REPLACE, _BEFORE, _AFTER = "create", "replace", "before", "after"
+_INT_TEXT = None
+
+
+def _path_index(text: str, level: int) -> int:
+    """A path element used as an array index, as PostgreSQL's strtoint reads it (leading
+    blanks and a sign, int32), else 22P02."""
+    import re
+    global _INT_TEXT
+    if _INT_TEXT is None:
+        _INT_TEXT = re.compile(r"[ \t\n\r\f\v]*[+-]?[0-9]+")
+    if _INT_TEXT.fullmatch(text) and -2 ** 31 <= int(text) < 2 ** 31:
+        return int(text)
+    raise SqlError(SqlState.INVALID_TEXT_REPRESENTATION,
+                   f'path element at position {level + 1} is not an integer: "{text}"')
+
+
+def set_path(doc: Any, path: list[str | None], new: Any, op: str) -> Any:
+    """PostgreSQL's setPath (jsonfuncs.c) for jsonb_set (op create/replace) and jsonb_insert
+    (before/after): the document with `new` put at `path`; only the last step may create."""
+    last = len(path) - 1
+
+    def rec(v: Any, level: int) -> Any:
+        if path[level] is None:
+            raise SqlError("22004", f"path element at position {level + 1} is null")
+        if isinstance(v, dict):
+            key = path[level]
+            if key in v:
+                if level == last:
+                    if op in (_BEFORE, _AFTER):
+                        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "cannot replace existing key",
+                                       hint="Try using the function jsonb_set to replace key value.")
+                    return {**v, key: new}
+                return {**v, key: rec(v[key], level + 1)}
+            if level == last and op != _REPLACE:
+                return {**v, key: new}
+            return v
+        if isinstance(v, list):
+            n = len(v)
+            idx = _path_index(path[level], level)
+            if idx < 0:
+                idx = -(2 ** 31) if -idx > n else n + idx
+            if idx > 0 and idx > n:
+                idx = n
+            if (idx == -(2 ** 31) or n == 0) and level == last and op != _REPLACE:
+                return [new] + v
+            if 0 <= idx < n:
+                if level < last:
+                    return v[:idx] + [rec(v[idx], level + 1)] + v[idx + 1:]
+                if op == _BEFORE:
+                    return v[:idx] + [new] + v[idx:]
+                if op == _AFTER:
+                    return v[:idx + 1] + [new] + v[idx + 1:]
+                return v[:idx] + [new] + v[idx + 1:]
+            if level == last and op != _REPLACE:
+                return v + [new]
+            return v
+        return v  # a scalar inside the document: nothing to set
+    return rec(doc, 0)
+
+
+def _set_kernel(insert: bool) -> Callable:
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        """jsonb_set(doc, path, new [, create_if_missing]) / jsonb_insert(doc, path, new [,
+        insert_after]): per distinct argument tuple in Python (documents have no vectorised
+        form)."""
+        from dataflow import arrays
+        from dataflow.types import TEXT
+        cache: dict[tuple, Any] = {}
+        out = []
+        rows = _rows(vals) if len(vals) > 3 else [r + (insert is False,) for r in _rows(vals)]
+        for row in rows:
+            if row in cache:
+                out.append(cache[row])
+                continue
+            doc_text, path_text, new_text, flag = row
+            if doc_text is None or path_text is None or new_text is None or flag is None:
+                r = None
+            else:
+                doc = jsonb.parse(doc_text)
+                if not isinstance(doc, (dict, list)):
+                    raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "cannot set path in scalar")
+                path = arrays.split(path_text)
+                if (not doc and not flag and not insert) or not path:
+                    r = doc_text
+                else:
+                    op = (_AFTER if flag else _BEFORE) if insert else (_CREATE if flag else _REPLACE)
+                    r = jsonb.canonical(set_path(doc, path, jsonb.parse(new_text), op))
+            cache[row] = r
+            out.append(r)
+        return pa.array(out, pa.string())
+    return run
+
+
+_TREATMENTS = ("delete_key", "return_target", "use_json_null", "raise_exception")
+
+
+def _set_lax(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """jsonb_set_lax(doc, path, new, create_if_missing, null_value_treatment): jsonb_set for a
+    non-NULL value; for an SQL NULL one the treatment decides (not strict: NULL document, path
+    or flag give NULL). Per row in Python, as jsonb_set."""
+    rows = _rows(vals)
+    out = []
+    setter = _set_kernel(False)
+    for doc_text, path_text, new_text, create, treatment in rows:
+        if doc_text is None or path_text is None or create is None:
+            out.append(None)
+            continue
+        if treatment is None:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, 'null_value_treatment must be "delete_key", '
+                           '"return_target", "use_json_null", or "raise_exception"')
+        if new_text is None:
+            if treatment == "raise_exception":
+                raise SqlError("22004", "JSON value must not be null",
+                               detail='Exception was raised because null_value_treatment is "raise_exception".',
+                               hint="To avoid, either change the null_value_treatment argument or ensure that "
+                                    "an SQL NULL is not passed.")
+            if treatment == "return_target":
+                out.append(doc_text)
+                continue
+            if treatment == "delete_key":
+                out.append(_delete_path(jsonb.parse(doc_text), path_text))
+                continue
+            if treatment != "use_json_null":
+                raise SqlError(SqlState.INVALID_PARAMETER_VALUE, 'null_value_treatment must be "delete_key", '
+                               '"return_target", "use_json_null", or "raise_exception"')
+            new_text = "null"
+        one = [pa.array([x]) for x in (doc_text, path_text, new_text)] + [pa.array([create])]
+        out.append(setter(one, expr)[0].as_py())
+    return pa.array(out, pa.string())
+
+
 def _element_json(t) -> Callable[[str], Any]:
     """An array element's text as the JSON value to_jsonb makes of a value of type t."""
     if t.is_integer or t.kind is TypeKind.NUMERIC:
@@ -349,4 +481,5 @@ KERNELS = {
     "jsonb_build_object": _build_object, "jsonb_build_array": _build_array, "to_jsonb": _to_jsonb,
     "jsonb_strip_nulls": _per_distinct(lambda d: jsonb.canonical(jsonb.strip_nulls(d)), pa.string()),
     "jsonb_pretty": _per_distinct(jsonb.pretty, pa.string()),
+    "jsonb_set": _set_kernel(False), "jsonb_insert": _set_kernel(True), "jsonb_set_lax": _set_lax,
 }

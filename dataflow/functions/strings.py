@@ -993,6 +993,80 @@ def _regexp_split_to_array(vals: list[pa.Array], expr: Call) -> pa.Array:
     return texts.take(pc.index_in(s, uniq))
 
 
+# Python's str.isspace characters, as `dataflow.arrays` decides which elements to quote.
+_QUOTE_NEEDED = ('[{},"\\\\\t-\\r\\x1c-\\x1f \\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}'
+                 '\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]')
+
+
+def array_element_texts(x: pa.Array) -> pa.Array:
+    """Text values as elements of a text[]'s canonical text (`dataflow.arrays.write`), vectorised:
+    quoted (with `"` and `\\` escaped) where empty, NULL-like or holding a special character."""
+    x = _text(x)
+    needs = pc.or_(pc.or_(pc.equal(pc.utf8_length(x), 0), pc.equal(pc.utf8_upper(x), "NULL")),
+                   pc.match_substring_regex(x, _QUOTE_NEEDED))
+    escaped = pc.replace_substring_regex(x, '(["\\\\])', "\\\\\\1")
+    quoted = pc.binary_join_element_wise('"', escaped, '"', "")
+    return pc.fill_null(pc.if_else(needs, quoted, x), "NULL")
+
+
+def match_groups(x: pa.Array, regex: str, groups: int) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """The first match of `regex` (named groups g1..gn, see planner.functions.strings
+    capture_pattern) in each string: (the text[] of its groups, or of the whole match when there
+    are none; NULL without a match), the match's length in characters, and the text after it.
+    The lazy prefix finds the leftmost start; the trailing `.*` always matches, so the match is
+    RE2's own at that start."""
+    found = pc.extract_regex(x, "^(?s:.*?)(?P<m>" + regex + ")(?P<post>(?s:.*))$")
+    names = [f"g{k}" for k in range(1, groups + 1)] or ["m"]
+    parts = [array_element_texts(pc.struct_field(found, n)) for n in names]
+    joined = pc.binary_join_element_wise(*parts, ",") if len(parts) > 1 else parts[0]
+    texts = pc.if_else(pc.is_valid(found), pc.binary_join_element_wise("{", joined, "}", ""),
+                       pa.scalar(None, STR))
+    return texts, pc.utf8_length(pc.struct_field(found, "m")), pc.struct_field(found, "post")
+
+
+def _regexp_match(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """regexp_match(s, pattern, groups): Arrow's extract_regex over the batch."""
+    return match_groups(_text(vals[0]), expr.args[1].value, expr.args[2].value)[0]
+
+
+def regexp_matches(x: pa.Array, regex: str, groups: int, glob: bool) -> tuple[np.ndarray, pa.Array]:
+    """regexp_matches as a set function: (result rows per string, their text[] values). Without
+    `glob` the first match only; with it every match, each search starting where the previous
+    match ended (one character later after an empty match), as PostgreSQL does. One vectorised
+    pass over the strings still matching per match found; a pattern anchored by `^` matches
+    at most once (every later search starts inside the string, where PostgreSQL's `^` does not
+    match)."""
+    from planner.functions.strings import _has_caret
+    x = _text(x)
+    active = np.flatnonzero(_valid(x))
+    rest = x.take(pa.array(active))
+    once = not glob or _has_caret(regex.split(")", 1)[1])
+    rows, values, total = [], [], 0
+    while len(active):
+        texts, mlen, post = match_groups(rest, regex, groups)
+        hit = pc.is_valid(texts).to_numpy(zero_copy_only=False)
+        rows.append(active[hit])
+        values.append(texts.filter(pa.array(hit)))
+        total += int(hit.sum())
+        if total > 50_000_000:
+            raise SqlError("54000", "regexp_matches would return too many rows")
+        if once:
+            break
+        empty = pc.fill_null(pc.equal(mlen, 0), False).to_numpy(zero_copy_only=False)
+        # After an empty match the next search starts one character later; past the end of
+        # the string there is no next search.
+        if empty.any():
+            shifted = pc.struct_field(pc.extract_regex(post, "^(?s:.)(?P<post>(?s:.*))$"), "post")
+            post = pc.if_else(pa.array(empty), shifted, post)
+        keep = hit & pc.is_valid(post).to_numpy(zero_copy_only=False)
+        active, rest = active[keep], post.filter(pa.array(keep))
+    rep = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    out = pa.concat_arrays(values) if values else pa.array([], STR)
+    order = np.argsort(rep, kind="stable")  # each string's matches together, in order
+    counts = np.bincount(rep, minlength=len(x)).astype(np.int64)
+    return counts, out.take(pa.array(order))
+
+
 def _check_n(expr: Call) -> None:
     n = expr.args[3].value
     if n <= 0:
@@ -1013,4 +1087,5 @@ KERNELS = {
     "quote_nullable": _quote_nullable, "overlay": _overlay, "regexp_replace": _regexp_replace,
     "regexp_count": _regexp_count, "regexp_substr": _regexp_substr,
     "regexp_split_to_array": _regexp_split_to_array, "regexp_instr": _regexp_instr,
+    "regexp_match": _regexp_match,
 }

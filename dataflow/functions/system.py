@@ -109,3 +109,37 @@ def _oid_in(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 KERNELS.update({"oid_to_name": _oid_to_name, "name_to_oid": _name_to_oid, "oid_lookup": _oid_lookup,
                 "oid_in": _oid_in})
+
+
+def _count_nulls(count_nulls: bool):
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        """num_nulls / num_nonnulls over the arguments: Arrow's is_null summed per row."""
+        import numpy as np
+        nulls = np.zeros(len(vals[0]), np.int32)
+        for v in vals:
+            nulls += _arr(v).is_null().to_numpy(zero_copy_only=False)
+        return pa.array(nulls if count_nulls else len(vals) - nulls, pa.int32())
+    return run
+
+
+def _array_count_nulls(count_nulls: bool):
+    def run(vals: list[pa.Array], expr: Call) -> pa.Array:
+        """num_nulls / num_nonnulls(VARIADIC array): the array's NULL (non-NULL) elements, each
+        distinct array text read once; a NULL array is NULL."""
+        from dataflow import arrays
+        texts = _arr(vals[0])
+        uniq = pc.unique(texts)
+        counts = []
+        for t in uniq.to_pylist():
+            if t is None:
+                counts.append(None)
+                continue
+            elems = arrays.split(t)
+            n = sum(e is None for e in elems)
+            counts.append(n if count_nulls else len(elems) - n)
+        return pa.array(counts, pa.int32()).take(pc.index_in(texts, uniq))
+    return run
+
+
+KERNELS.update({"num_nulls": _count_nulls(True), "num_nonnulls": _count_nulls(False),
+                "array_num_nulls": _array_count_nulls(True), "array_num_nonnulls": _array_count_nulls(False)})

@@ -34,7 +34,7 @@ Result = tuple[np.ndarray, list[pa.Array]]  # (result rows per input row, result
 
 _JSON_SETS = ("jsonb_array_elements", "jsonb_array_elements_text", "jsonb_object_keys", "jsonb_each",
               "jsonb_each_text", "json_each", "json_each_text")
-FUNCTIONS = ("generate_series", "unnest", "generate_subscripts") + _JSON_SETS
+FUNCTIONS = ("generate_series", "unnest", "generate_subscripts", "regexp_matches") + _JSON_SETS
 
 
 def _arr_of(x) -> pa.Array:
@@ -82,6 +82,11 @@ class FlatMapOp(Operator):
             return _series(args, self.types[0])
         if self.func == "unnest":
             return _unnest(args, self.types)
+        if self.func == "regexp_matches":
+            from dataflow.functions.strings import regexp_matches
+            regex, groups, glob = (a[0].as_py() for a in args[1:])
+            counts, texts = regexp_matches(args[0], regex, groups, glob)
+            return counts, [texts]
         if self.func == "generate_subscripts":
             # 1..length in dimension 1, the only one arrays have here; no rows in any other.
             from dataflow import arrays

@@ -55,6 +55,82 @@ def resolve_function(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> S
     return build_call(overload, coerced, ctx)
 
 
+# Parameter names (pg_proc.proargnames) of the functions that take named arguments here
+# (`make_interval(days => 3)`), and the defaults of their trailing parameters (proargdefaults).
+def _defaults():
+    from dataflow.expr import Literal
+    from dataflow.types import BOOL, FLOAT8, INT4, TEXT
+    zero = Literal(0, INT4)
+    return {
+        "make_interval": (("years", "months", "weeks", "days", "hours", "mins", "secs"),
+                          (zero,) * 6 + (Literal(0.0, FLOAT8),)),
+        "make_date": (("year", "month", "day"), ()),
+        "make_time": (("hour", "min", "sec"), ()),
+        "make_timestamp": (("year", "month", "mday", "hour", "min", "sec"), ()),
+        "make_timestamptz": (("year", "month", "mday", "hour", "min", "sec", "timezone"), ()),
+        "jsonb_set": (("jsonb_in", "path", "replacement", "create_if_missing"), (Literal(True, BOOL),)),
+        "jsonb_insert": (("jsonb_in", "path", "replacement", "insert_after"), (Literal(False, BOOL),)),
+        "jsonb_set_lax": (("jsonb_in", "path", "replacement", "create_if_missing", "null_value_treatment"),
+                          (Literal(True, BOOL), Literal("use_json_null", TEXT))),
+    }
+
+
+def resolve_named(name: str, args: list[tuple[str | None, ScalarExpr]], ctx: "PlanContext") -> ScalarExpr:
+    """`name(a, b => x, ...)`: positional arguments first, then named ones, as PostgreSQL binds
+    them to the parameters by name; parameters left out take their defaults. A name the
+    function does not have, a parameter given twice or one without a default left out is
+    42883 with PostgreSQL's signature (`make_interval(foo => integer)`)."""
+    def missing() -> SqlError:
+        sig = ", ".join((f"{n} => " if n else "") + a.type.name for n, a in args)
+        return SqlError(SqlState.UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
+                        hint="No function matches the given name and argument types. "
+                             "You might need to add explicit type casts.")
+    seen: set[str] = set()
+    for n, _ in args:
+        if n is not None and n in seen:
+            raise SqlError(SqlState.SYNTAX_ERROR, f'argument name "{n}" used more than once')
+        seen.add(n)
+    params, defaults = _defaults().get(name, ((), ()))
+    positional = [a for n, a in args if n is None]
+    named = {n: a for n, a in args if n is not None}
+    if any(n not in params[len(positional):] for n in named):
+        raise missing()
+    values: list[ScalarExpr | None] = positional + [named.get(p) for p in params[len(positional):]]
+    while values and values[-1] is None:
+        values.pop()
+    first_default = len(params) - len(defaults)
+    for i, v in enumerate(values):
+        if v is None:
+            if i < first_default:
+                raise missing()
+            values[i] = defaults[i - first_default]
+    try:
+        return resolve_function(name, values, ctx)
+    except SqlError as e:
+        if e.sqlstate == SqlState.UNDEFINED_FUNCTION:
+            raise missing() from None
+        raise
+
+
+def resolve_variadic(name: str, args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """`name(..., VARIADIC array)`: num_nulls and num_nonnulls count the array's elements."""
+    from dataflow.expr import Call
+    from dataflow.errors import unsupported
+    from dataflow.types import INT4
+    if name in ("num_nulls", "num_nonnulls") and len(args) == 1:
+        a = args[0]
+        if a.type.kind is not TypeKind.ARRAY:
+            if a.type.kind is TypeKind.UNKNOWN:
+                from planner.scalar import resolve_unknown
+                a = resolve_unknown(a, ctx)
+            if a.type.kind is not TypeKind.ARRAY:
+                raise SqlError(SqlState.DATATYPE_MISMATCH, "VARIADIC argument must be an array")
+        return Call(f"array_{name}", (a,), INT4)
+    if name not in FUNCTIONS:
+        raise no_function(name, args)
+    raise unsupported(f"VARIADIC arguments of {name}()")
+
+
 VOLATILE_KERNELS = frozenset(o.kernel for sigs in FUNCTIONS.values() for o in sigs
                              if o.volatile and o.kernel is not None)
 # Kernels whose value depends on when the statement runs (now(), current_timestamp, ...).

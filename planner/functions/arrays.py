@@ -119,6 +119,48 @@ def _string_to_array(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     return Call("string_to_array", tuple(_coerce(a, TEXT, ctx) for a in args), array_of(TEXT))
 
 
+def _polymorphic_unknown() -> SqlError:
+    return SqlError("42804", "could not determine polymorphic type because input has type unknown")
+
+
+def _array_fill(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """array_fill(value anyelement, dims int[] [, lower_bounds int[]]): one dimension (more
+    are refused by the kernel) with lower bound 1."""
+    from planner.scalar import resolve_unknown
+    value = args[0]
+    if value.type.kind is TypeKind.UNKNOWN:
+        raise _polymorphic_unknown()
+    if value.type.kind is TypeKind.ARRAY:
+        from dataflow.errors import unsupported
+        raise unsupported("array_fill() of an array value (a multidimensional array)")
+    ints = array_of(INT4)
+    rest = []
+    for a in args[1:]:
+        if a.type.kind is TypeKind.UNKNOWN or a.type == ints:
+            rest.append(_coerce(a, ints, ctx))
+        else:
+            raise no_function("array_fill", args)
+    return Call("array_fill", (resolve_unknown(value, ctx), *rest), array_of(value.type))
+
+
+def _array_replace(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """array_replace(anycompatiblearray, anycompatible, anycompatible): the three meet in the
+    common type of the array's elements and the two values."""
+    from planner.typing import unify
+    a, old, new = args
+    if a.type.kind not in (TypeKind.ARRAY, TypeKind.UNKNOWN):
+        raise no_function("array_replace", args)
+    types = ([a.type.element] if a.type.kind is TypeKind.ARRAY else []) + [
+        t.type for t in (old, new) if t.type.kind is not TypeKind.UNKNOWN]
+    if not types:
+        raise _polymorphic_unknown()
+    common = unify(types, common=True)
+    if common is None or common.kind is TypeKind.ARRAY:
+        raise no_function("array_replace", args)
+    return Call("array_replace", (_coerce(a, array_of(common), ctx), _coerce(old, common, ctx),
+                                  _coerce(new, common, ctx)), array_of(common))
+
+
 FUNCTIONS = overloads(
     Overload("array_length", (ANY, ANY), INT4, build=_unary("array_length", INT4, (INT4,))),
     Overload("array_upper", (ANY, ANY), INT4, build=_unary("array_upper", INT4, (INT4,))),
@@ -132,6 +174,9 @@ FUNCTIONS = overloads(
     Overload("array_remove", (ANY, ANY), TEXT, build=_with_element("array_remove", True)),
     Overload("array_position", (ANY, ANY), INT4, build=_with_element("array_position", True, result_int=True)),
     Overload("array_cat", (ANY, ANY), TEXT, build=_two_arrays("array_cat")),
+    Overload("array_fill", (ANY, ANY), TEXT, build=_array_fill),
+    Overload("array_fill", (ANY, ANY, ANY), TEXT, build=_array_fill),
+    Overload("array_replace", (ANY, ANY, ANY), TEXT, build=_array_replace),
     Overload("string_to_array", (ANY, ANY), TEXT, build=_string_to_array),
     Overload("string_to_array", (ANY, ANY, ANY), TEXT, build=_string_to_array),
     # Operators with an array operand (planner.scalar picks these names then; the jsonb

@@ -1,5 +1,5 @@
 """Date and time functions and operators: wall-clock values, date_trunc, extract/date_part,
-make_*, to_timestamp, justify_*, and the arithmetic of dates, timestamps and intervals.
+make_*, date_bin, isfinite, timeofday, to_timestamp, justify_*, and the arithmetic of dates, timestamps and intervals.
 
 Wall-clock functions (now(), current_timestamp, current_date, localtimestamp, ...) are the
 statement's start time, fixed at plan time; they are refused where a result is maintained over
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call, Literal, ScalarExpr
-from dataflow.types import (DATE, FLOAT4, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, TIME, TIMETZ, TIMESTAMP,
-                            TIMESTAMPTZ, SqlType)
+from dataflow.types import (BOOL, DATE, FLOAT4, FLOAT8, INT4, INT8, INTERVAL, NUMERIC, TEXT, TIME, TIMETZ,
+                            TIMESTAMP, TIMESTAMPTZ, SqlType, TypeKind)
 from dataflow import timetz
-from planner.functions.registry import Overload, overloads
+from planner.functions.registry import ANY, Overload, no_function, overloads
 
 if TYPE_CHECKING:
     from planner.context import PlanContext
@@ -113,6 +113,24 @@ def _unsupported(what: str):
     return build
 
 
+def _isfinite(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """isfinite(date | timestamp | timestamptz | interval): an untyped literal fits two type
+    categories, so it is ambiguous (42725), as in PostgreSQL."""
+    a = args[0]
+    if a.type.kind is TypeKind.UNKNOWN:
+        raise SqlError("42725", "function isfinite(unknown) is not unique",
+                       hint="Could not choose a best candidate function. You might need to add explicit type casts.")
+    if a.type not in (DATE, TIMESTAMP, TIMESTAMPTZ, INTERVAL):
+        raise no_function("isfinite", args)
+    return Call("isfinite", (a,), BOOL)
+
+
+def _timeofday(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """PostgreSQL's `%a %b %d %H:%M:%S.%06d %Y %Z` of the current time in the session's zone (UTC)."""
+    now = dt.datetime.now(dt.timezone.utc)
+    return Literal(now.strftime("%a %b %d %H:%M:%S.") + f"{now.microsecond:06d}" + now.strftime(" %Y UTC"), TEXT)
+
+
 def _same(types: list[SqlType]) -> SqlType:
     return types[0]
 
@@ -132,6 +150,14 @@ FUNCTIONS = overloads(
       for t in (TIMESTAMP, TIMESTAMPTZ, INTERVAL, TIME, TIMETZ)),
     Overload("make_date", (INT4, INT4, INT4), DATE, kernel="make_date"),
     Overload("make_timestamp", (INT4, INT4, INT4, INT4, INT4, FLOAT8), TIMESTAMP, kernel="make_timestamp"),
+    Overload("make_time", (INT4, INT4, FLOAT8), TIME, kernel="make_time"),
+    Overload("make_timestamptz", (INT4, INT4, INT4, INT4, INT4, FLOAT8), TIMESTAMPTZ, kernel="make_timestamptz"),
+    Overload("make_timestamptz", (INT4, INT4, INT4, INT4, INT4, FLOAT8, TEXT), TIMESTAMPTZ,
+             kernel="make_timestamptz"),
+    *(Overload("date_bin", (INTERVAL, t, t), t, kernel="date_bin") for t in (TIMESTAMP, TIMESTAMPTZ)),
+    Overload("isfinite", (ANY,), BOOL, build=_isfinite),
+    # timeofday(): the wall clock's time as text, when the statement is planned.
+    Overload("timeofday", (), TEXT, build=_timeofday, wall_clock=True),
     # make_interval(years, months, weeks, days, hours, mins, secs), each defaulting to 0.
     *(Overload("make_interval", (INT4, INT4, INT4, INT4, INT4, INT4, FLOAT8)[:n], INTERVAL,
                kernel="make_interval") for n in range(8)),

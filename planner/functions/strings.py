@@ -1,6 +1,7 @@
 """String functions: PostgreSQL's text family (strpos/position, left/right, lpad/rpad, repeat,
 reverse, initcap, split_part, concat/concat_ws, format, md5, ascii/chr, translate, octet/bit
-length, starts_with, to_hex, quote_*, overlay, regexp_replace/count/like/substr/instr).
+length, starts_with (and `^@`), to_hex, quote_*, overlay, regexp_replace/count/like/substr/instr/match;
+regexp_matches is a set-returning function: `planner.table_functions`).
 
 Typing follows PostgreSQL's catalog: the string arguments are text (a character(n) value loses
 its trailing blanks on the way, an untyped literal reads as text), the counts are integer (a
@@ -221,6 +222,115 @@ def _regexp_split_to_array(args: list[ScalarExpr], ctx: "PlanContext") -> Scalar
     return Call("regexp_split_to_array", (args[0], Literal(regex, TEXT)), array_of(TEXT))
 
 
+_QUANTIFIER_START = set("*+?{")
+
+
+def capture_pattern(pattern: str, fn: str) -> tuple[str, int]:
+    """The pattern of a regexp_match/regexp_matches call with its capturing groups named
+    `g1`, `g2`, ... (Arrow's extract_regex reads named groups only), and their number.
+
+    PostgreSQL matches the leftmost-longest string (a whole pattern is greedy unless its first
+    quantifier is lazy) and RE2 the leftmost-first one, and where a group may not take part in
+    the match PostgreSQL answers NULL for it and Arrow an empty string. Both agree on
+    concatenations of single characters, brackets and escapes with greedy quantifiers, grouped
+    by unquantified parentheses (checked against PostgreSQL); everything else is refused with
+    0A000: `|`, lazy quantifiers, quantified groups.
+    """
+    out: list[str] = []
+    groups = 0
+    i, in_bracket, prev_group_end = 0, False, False
+    while i < len(pattern):
+        c = pattern[i]
+        if in_bracket:
+            out.append(c)
+            if c == "\\" and i + 1 < len(pattern):
+                out.append(pattern[i + 1])
+                i += 1
+            elif c == "[" and pattern.startswith("[:", i):
+                j = pattern.find(":]", i + 2)
+                if j >= 0:
+                    out.append(pattern[i + 1:j + 2])
+                    i = j + 1
+            elif c == "]":
+                in_bracket = False
+            i += 1
+            continue
+        if c in _QUANTIFIER_START and not (c == "{" and not _is_bound(pattern, i)):
+            if prev_group_end:
+                raise unsupported(f"{fn}() of a pattern with a quantified group")
+            j = pattern.find("}", i) + 1 if c == "{" else i + 1
+            if j < len(pattern) and pattern[j] == "?":
+                raise unsupported(f"{fn}() of a pattern with a lazy quantifier")
+            out.append(pattern[i:j])
+            i = j
+            prev_group_end = False
+            continue
+        prev_group_end = False
+        if c == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if c == "|":
+            raise unsupported(f"{fn}() of a pattern with alternatives (|)")
+        if c == "[":
+            in_bracket = True
+            out.append(c)
+            j = i + 1
+            if pattern.startswith("^", j):
+                j += 1
+            if pattern.startswith("]", j):  # a leading ] is literal
+                j += 1
+            out.append(pattern[i + 1:j])
+            i = j
+            continue
+        if c == "(":
+            if pattern.startswith("(?:", i):
+                out.append("(?:")
+                i += 3
+                continue
+            groups += 1
+            out.append(f"(?P<g{groups}>")
+            i += 1
+            continue
+        if c == ")":
+            prev_group_end = True
+        out.append(c)
+        i += 1
+    return "".join(out), groups
+
+
+def _is_bound(pattern: str, i: int) -> bool:
+    """Whether `{` at i starts a bound `{m}`, `{m,}` or `{m,n}` (else it is a literal brace)."""
+    import re
+    return re.match(r"\{\d+(,\d*)?\}", pattern[i:]) is not None
+
+
+def match_call(args: list[ScalarExpr], fn: str) -> tuple[str, int, bool] | None:
+    """(RE2 pattern with named groups, number of groups, global) of regexp_match(es)(s, pattern
+    [, flags]), or None when the pattern or the flags are NULL."""
+    flags = _constant_text(args[2], "flags argument", fn) if len(args) > 2 else ""
+    if fn == "regexp_match" and flags and "g" in flags and all(c in _SUPPORTED_FLAGS | _OTHER_FLAGS for c in flags):
+        raise SqlError(SqlState.INVALID_PARAMETER_VALUE, 'regexp_match() does not support the "global" option',
+                       hint="Use the regexp_matches function instead.")
+    r = _regex(args, fn, 2, global_ok=True)
+    if r is None:
+        return None
+    regex, glob = r
+    prefix = regex[:regex.index(")") + 1]  # (?s) or (?si)
+    named, groups = capture_pattern(args[1].value, fn)
+    return prefix + named, groups, glob
+
+
+def _regexp_match(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+    """regexp_match(s, pattern [, flags]): the first match's groups (the whole match when the
+    pattern has none) as text[], NULL without a match."""
+    r = match_call(args, "regexp_match")
+    if r is None:
+        return Literal(None, array_of(TEXT))
+    regex, groups, _ = r
+    return Call("regexp_match", (args[0], Literal(regex, TEXT), Literal(groups, INT4)), array_of(TEXT))
+
+
 def _regexp_like(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     r = _regex(args, "regexp_like", 2)
     if r is None:
@@ -292,6 +402,7 @@ FUNCTIONS = overloads(
     Overload("bit_length", (T,), INT4, kernel="bit_length"),
     Overload("bit_length", (BYTEA,), INT4, kernel="bit_length"),
     Overload("starts_with", (T, T), BOOL, kernel="starts_with"),
+    Overload("^@", (T, T), BOOL, kernel="starts_with"),
     Overload("to_hex", (I,), TEXT, kernel="to_hex"),
     Overload("to_hex", (INT8,), TEXT, kernel="to_hex"),
     Overload("quote_ident", (T,), TEXT, kernel="quote_ident"),
@@ -303,6 +414,8 @@ FUNCTIONS = overloads(
                        [(T, T, T), (T, T, T, T), (T, T, T, I), (T, T, T, I, I), (T, T, T, I, I, T)]),
     *_regexp_overloads("regexp_count", _regexp_count, [(T, T), (T, T, I), (T, T, I, T)]),
     *_regexp_overloads("regexp_like", _regexp_like, [(T, T), (T, T, T)]),
+    Overload("regexp_match", (T, T), array_of(TEXT), build=_regexp_match),
+    Overload("regexp_match", (T, T, T), array_of(TEXT), build=_regexp_match),
     Overload("regexp_split_to_array", (T, T), array_of(TEXT), build=_regexp_split_to_array),
     Overload("regexp_split_to_array", (T, T, T), array_of(TEXT), build=_regexp_split_to_array),
     *_regexp_overloads("regexp_substr", _regexp_first("regexp_substr", TEXT),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dataflow.errors import SqlError, SqlState
-from dataflow.expr import Literal, ScalarExpr
+from dataflow.expr import Call, Literal, ScalarExpr
 from dataflow.types import BOOL, FLOAT8, INT4, INT8, OID, TEXT, VOID, SqlType, array_of
 from planner.functions.registry import ANY, Overload, overloads
 
@@ -115,6 +115,14 @@ def _set_config(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     ctx.session_changes.append((str(name), None if value is None else str(value), bool(local)))
     return Literal(value, TEXT)
 
+def _count_nulls(kernel: str):
+    """num_nulls / num_nonnulls(VARIADIC "any"): not strict; an untyped NULL is a NULL."""
+    def build(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
+        from planner.scalar import resolve_unknown
+        return Call(kernel, tuple(resolve_unknown(a, ctx) for a in args), INT4)
+    return build
+
+
 FUNCTIONS = overloads(
     Overload("version", (), TEXT, build=_constant(lambda ctx: VERSION)),
     Overload("current_database", (), TEXT, build=_constant(lambda ctx: ctx.database)),
@@ -138,4 +146,7 @@ FUNCTIONS = overloads(
       for args in ((ANY, TEXT), (ANY, ANY, TEXT), (ANY, ANY, ANY, TEXT))),
     # has_table/schema/database_privilege answer from real privileges: planner/functions/privileges.py
     Overload("set_config", (TEXT, TEXT, BOOL), TEXT, build=_set_config),
+    # At least one argument; `VARIADIC array` counts the array's elements (planner.functions).
+    Overload("num_nulls", (ANY, ANY), INT4, build=_count_nulls("num_nulls"), variadic=True),
+    Overload("num_nonnulls", (ANY, ANY), INT4, build=_count_nulls("num_nonnulls"), variadic=True),
 )
