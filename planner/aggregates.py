@@ -296,9 +296,10 @@ class Grouping:
             raise SqlError(SqlState.DATATYPE_MISMATCH,
                            "could not determine polymorphic type because input has type unknown")
         x = resolve_unknown(raw[0], self.ctx)
-        if distinct and x.type.kind is TypeKind.INTERVAL:
-            # (DISTINCT would compare the values' text; intervals are equal by span)
-            raise unsupported(f"{name}(DISTINCT interval)")
+        if distinct and equality_keys.needs_key(x.type):
+            # (DISTINCT would compare the values' text: '1 mon' and '30 days', jsonb 1 and 1.0
+            # are equal values)
+            raise unsupported(f"{name}(DISTINCT {x.type.name})")
         if name == "array_agg":
             if x.type.kind is TypeKind.ARRAY:
                 raise unsupported("array_agg of arrays (multidimensional arrays)")
