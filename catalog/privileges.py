@@ -31,6 +31,7 @@ import sqlite3
 import threading
 
 from catalog.roles import DEFAULT_ROLE
+from catalog.sqlite_writes import write_atomically
 
 # PostgreSQL's ACL_ALL_RIGHTS_STR order: how privilege letters print in an aclitem.
 ACL_ORDER = "arwdDxtXUCTcsA"
@@ -100,14 +101,7 @@ class PrivilegeStore:
             self._settings.setdefault(role, {})[name] = value
 
     def _write(self, statements: list[tuple[str, tuple]]) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            for sql, args in statements:
-                self._conn.execute(sql, args)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
+        write_atomically(self._conn, statements)
 
     # -- reads
 

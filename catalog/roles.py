@@ -30,6 +30,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from catalog.sqlite_writes import write_atomically
 from dataflow.errors import SqlError, SqlState
 
 DEFAULT_ROLE = "slipstream"  # the role that exists from the start (PostgreSQL's bootstrap superuser)
@@ -179,14 +180,7 @@ class RoleStore:
     # -- writes
 
     def _write(self, statements: list[tuple[str, tuple]]) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            for sql, args in statements:
-                self._conn.execute(sql, args)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
+        write_atomically(self._conn, statements)
 
     def create(self, name: str, *, login: bool, superuser: bool, secret: str | None) -> Role:
         """A new role; 42710 if the name is taken."""
