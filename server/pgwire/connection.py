@@ -187,7 +187,11 @@ class Connection:
             self._started = False
             try:
                 await asyncio.shield(self.adapter.close_session(self.session))
-            except BaseException:  # noqa: BLE001 - cleanup is best effort
+            except asyncio.CancelledError:
+                # The server is shutting down: the shielded close goes on by itself.
+                self.stream.close()
+                raise
+            except Exception:  # noqa: BLE001 - cleanup is best effort
                 log.exception("adapter.close_session failed")
         self.stream.close()
 
