@@ -54,6 +54,9 @@ class Features:
                                    # varchar(n), character(n) columns and expressions
     library: bool = True           # the function library (gen_library.py), by family
     srf: bool = True               # generate_series/unnest in FROM (also lateral) and SELECT
+    windows: bool = True           # window functions whose answer does not depend on the order
+                                   # among peers, over the default, RANGE (with offsets) and
+                                   # GROUPS frames
 
     @classmethod
     def avoiding_known_bugs(cls) -> "Features":
@@ -678,9 +681,74 @@ class QueryGen(LibraryGen):
                     i = r.randrange(len(q.items))
                     if want is None or kind(call.typ) == want[i]:
                         q.items[i] = (call, q.items[i][1])
+                elif self.f.windows and atoms and self.chance(0.12):
+                    call = self.window_call(atoms)
+                    i = r.randrange(len(q.items))
+                    if call is not None and (want is None or kind(call.typ) == want[i]):
+                        q.items[i] = (call, q.items[i][1])
+                        q.has_window = True  # (TLP would change the rows a window sees)
         if self.chance(0.15):
             q.distinct = True
         return q
+
+
+    # ---- window functions --------------------------------------------------------------------
+
+    # Offsets of RANGE frames per ORDER BY key kind (PostgreSQL's in_range types).
+    _RANGE_OFFSETS = {"int": ["0", "1", "3"], "numeric": ["0.5", "2"], "float": ["0.25", "2.5", "'Infinity'"],
+                      "date": ["interval '1 day'", "interval '1 month'"],
+                      "timestamp": ["interval '2 hours'", "interval '1 month 1 day'"]}
+
+    def window_call(self, atoms: list[Expr]) -> Expr | None:
+        """A window function whose answer PostgreSQL determines whatever the order among
+        peers: rank/dense_rank, or count/sum/min/max over the default frame, a RANGE frame
+        (offsets by the key's type) or a GROUPS frame."""
+        r = self.rng
+        keys = [a for a in atoms if kind(a.typ) in ("int", "numeric", "float", "text", "date", "timestamp")]
+        if not keys:
+            return None
+        key = r.choice(keys)
+        order = " DESC" if self.chance(0.3) else ""
+        if self.chance(0.3):
+            order += r.choice([" NULLS FIRST", " NULLS LAST"])
+        args: list[Expr] = [key]
+        parts = [a for a in atoms if orderable(a.typ) and kind(a.typ) in ("int", "numeric", "text", "bool", "date")]
+        partition = ""
+        if parts and self.chance(0.5):
+            args.append(r.choice(parts))
+            partition = "PARTITION BY {1} "
+        frame = ""
+        roll = r.random()
+        k = kind(key.typ)
+        if roll < 0.35 and k in self._RANGE_OFFSETS:
+            a, b = r.choice(self._RANGE_OFFSETS[k]), r.choice(self._RANGE_OFFSETS[k])
+            frame = " " + r.choice([f"RANGE BETWEEN {a} PRECEDING AND CURRENT ROW",
+                                    f"RANGE BETWEEN {a} PRECEDING AND {b} FOLLOWING",
+                                    f"RANGE BETWEEN CURRENT ROW AND {b} FOLLOWING",
+                                    f"RANGE BETWEEN UNBOUNDED PRECEDING AND {a} PRECEDING",
+                                    f"RANGE BETWEEN {a} FOLLOWING AND UNBOUNDED FOLLOWING"])
+        elif roll < 0.6:
+            a, b = r.randint(0, 2), r.randint(0, 2)
+            frame = " " + r.choice([f"GROUPS BETWEEN {a} PRECEDING AND {b} FOLLOWING",
+                                    f"GROUPS BETWEEN CURRENT ROW AND {b} FOLLOWING",
+                                    f"GROUPS BETWEEN UNBOUNDED PRECEDING AND {a} PRECEDING"])
+        over = f" OVER ({partition}ORDER BY {{0}}{order}{frame})"
+        func = r.choice(["rank", "dense_rank", "count*", "count", "sum", "min", "max"])
+        if func in ("rank", "dense_rank"):
+            return Op(f"{func}()" + over.replace(frame, ""), args, INT8)
+        if func == "count*":
+            return Op("count(*)" + over, args, INT8)
+        value_kinds = {"count": ["int", "text", "date", "float"], "sum": ["int"],
+                       "min": ["int", "numeric", "float", "text", "date", "timestamp"]}
+        vk = r.choice(value_kinds.get(func, value_kinds["min"]))
+        value = self.expr(vk, atoms, r.randint(0, 1))
+        n = len(args)
+        args.append(value)
+        if func == "sum":   # (PostgreSQL: sum of bigint is numeric)
+            typ = NUMERIC if base_type(value.typ) == INT8 else INT8
+        else:
+            typ = INT8 if func == "count" else base_type(value.typ)
+        return Op(f"{func}({{{n}}})" + over, args, typ)
 
 
 # ---- construction helpers ---------------------------------------------------------------------
