@@ -550,7 +550,13 @@ def _plan_chain(first: exp.Expression, joins: list[exp.Join], ctx: PlanContext,
                 if common == lt:
                     merged.append(li)
                     continue
-                extra.append(coerce(ColumnRef(ri, rt), common, ctx))
+                right_copy = ColumnRef(ri, rt)
+                if lt.kind is TypeKind.BPCHAR and lt.length and common.kind is TypeKind.BPCHAR:
+                    # Equal to the left copy, whose padding PostgreSQL's merged column keeps
+                    # (character(3) USING varchar: '   ', not '').
+                    extra.append(Cast(Cast(right_copy, lt), common))
+                else:
+                    extra.append(coerce(right_copy, common, ctx))
                 extra_cols.append(ScopeColumn(None, name, common))
                 merged.append(base + len(item.scope.columns) + len(extra) - 1)
                 _hide_group_column(group, li)

@@ -858,6 +858,10 @@ class ScalarLowerer:
             cmp = self.compare("eq", "=", first, args[1])
             l, r = cmp.args
             own = resolve_unknown(first, ctx)
+            if isinstance(l, Call) and l.func == "sort_key":
+                # Arrays and jsonb compare by their sort keys; the value returned is the array.
+                value = l.args[0]
+                return If(cmp, Literal(None, value.type), value, value.type)
             if own.type.kind is TypeKind.BPCHAR and l.type.kind is TypeKind.TEXT:
                 # Compared without the padding, returned with it: character(n) stays itself.
                 return If(cmp, Literal(None, own.type), own, own.type)

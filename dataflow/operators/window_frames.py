@@ -49,8 +49,9 @@ def range_bound(kind: str, offset, end: bool, key: pa.Array, key_type: SqlType, 
     n = len(key)
     valid = key.is_valid().to_numpy(zero_copy_only=False) if key.null_count else np.ones(n, bool)
     forward = (kind == "following") != desc  # the target lies above the key
-    target = _shifted(key, key_type, offset, forward)
-    values = _comparable(key, key_type)
+    scale = _scale(key_type, offset)
+    target = _shifted(key, key_type, offset, forward, scale)
+    values = _comparable(key, key_type, scale)
     if key_type.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
         # inf - inf: PostgreSQL's in_range takes +inf as infinitely preceding +inf (and -inf as
         # infinitely following -inf), so every non-NaN value is within such a bound: it becomes
@@ -83,23 +84,33 @@ def range_bound(kind: str, offset, end: bool, key: pa.Array, key_type: SqlType, 
     return np.where(valid, found, qe if end else qs)
 
 
-def _comparable(values: pa.Array, t: SqlType) -> pa.Array:
+def _scale(t: SqlType, offset) -> int:
+    """The fractional digits integer and numeric keys and targets are compared with: the
+    key's and the offset's (0.5 PRECEDING over numeric(10,0))."""
+    if not (t.is_integer or t.kind is TypeKind.NUMERIC):
+        return 0
+    from decimal import Decimal
+    digits = -Decimal(str(offset)).normalize().as_tuple().exponent
+    return min(max(t.effective_scale if t.kind is TypeKind.NUMERIC else 0, digits, 0), 37)
+
+
+def _comparable(values: pa.Array, t: SqlType, scale: int = 0) -> pa.Array:
     """Values in the type their targets are computed in: dates as timestamps, integers and
-    numeric as exact wide decimals, real as double (PostgreSQL's in_range for real adds a
-    double offset in double precision)."""
+    numeric as exact wide decimals (75 digits: adding two stays within decimal256), real as
+    double (PostgreSQL's in_range for real adds a double offset in double precision)."""
     if t.kind is TypeKind.DATE:
         return values.cast(pa.timestamp("us"))
     if t.is_integer or t.kind is TypeKind.NUMERIC:
-        return values.cast(pa.decimal256(60, t.effective_scale if t.kind is TypeKind.NUMERIC else 0))
+        return values.cast(pa.decimal256(75, scale))
     if t.kind is TypeKind.FLOAT4:
         return values.cast(pa.float64())
     return values
 
 
-def _shifted(key: pa.Array, t: SqlType, offset, forward: bool) -> pa.Array:
+def _shifted(key: pa.Array, t: SqlType, offset, forward: bool, scale: int = 0) -> pa.Array:
     """key + offset (forward) or key - offset, as PostgreSQL's in_range computes it."""
     from dataflow.functions import datetime as dt
-    values = _comparable(key, t)
+    values = _comparable(key, t, scale)
     sign = 1 if forward else -1
     if t.kind in (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ):
         months, days, us = interval.fields(offset)
@@ -118,5 +129,6 @@ def _shifted(key: pa.Array, t: SqlType, offset, forward: bool) -> pa.Array:
             out = v + sign * float(offset)
         out = np.where(np.isnan(v), np.nan, out)   # NaN's targets are NaN: its peers
         return pa.array(out, pa.float64())
-    scalar = pa.scalar(offset, pa.decimal128(38, values.type.scale)).cast(values.type)
+    from decimal import Decimal
+    scalar = pa.scalar(Decimal(str(offset)), pa.decimal256(75, values.type.scale))
     return (pc.add(values, scalar) if forward else pc.subtract(values, scalar)).cast(values.type)

@@ -155,6 +155,10 @@ BP_UNORDERED = [
     "SELECT k, nullif(c3, 'b'), nullif(b, 'a '), CASE c3 WHEN 'b' THEN 1 ELSE 0 END, "
     "CASE b WHEN 'a ' THEN 1 ELSE 0 END, (k, c3) = (3, 'b'), c3 IN ('b', 'x'), b = ANY(ARRAY['a'::bpchar]) FROM ik_bp",
     "SELECT k FROM ik_bp WHERE b IS NOT DISTINCT FROM c2",
+    # the merged column of character(3) USING text keeps the left copy's padding
+    "SELECT c3, c3::text || '|', octet_length(c3) FROM ik_bp a JOIN (SELECT t AS c3 FROM ik_bp) b USING (c3)",
+    "SELECT c3, octet_length(c3), pg_typeof(c3)::text FROM ik_bp a JOIN (SELECT t::varchar(5) AS c3 FROM ik_bp) b "
+    "USING (c3)",
 ]
 
 
