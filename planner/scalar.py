@@ -858,6 +858,9 @@ class ScalarLowerer:
             cmp = self.compare("eq", "=", first, args[1])
             l, r = cmp.args
             own = resolve_unknown(first, ctx)
+            if isinstance(l, Literal) and l.value is None:
+                # nullif(NULL, x) is NULL without evaluating x (PostgreSQL folds it so)
+                return Literal(None, l.type if l.type.kind is not TypeKind.BPCHAR else own.type)
             if isinstance(l, Call) and l.func == "sort_key":
                 # Arrays and jsonb compare by their sort keys; the value returned is the array.
                 value = l.args[0]
