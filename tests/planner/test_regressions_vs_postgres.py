@@ -184,6 +184,11 @@ QUERIES = [
     "least(make_interval(-1, 0, 100, -3), '1 day 2 hours'::interval, NULL)::text, "
     "greatest('30 days'::interval, '1 mon')::text, least('1 mon'::interval, '30 days')::text",
     "SELECT 'b'::char(2) UNION ALL SELECT 'b'", "SELECT 'a'::char(2) UNION SELECT 'b'::char(2)",
+    # nullif of arrays and jsonb returned their sort key (bytea); nullif(NULL, x) evaluated x
+    "SELECT nullif(ARRAY[1, 2], ARRAY[1])::text, nullif('{1.0}'::numeric[], '{1}')::text, "
+    "nullif('[1]'::jsonb, '[1.0]')::text, (nullif('{\"a\": 1}'::jsonb, '{}') -> 'a')::text, "
+    "array_length(nullif(ARRAY[3], NULL), 1)",
+    "SELECT nullif(NULL::int, i + 2147483647) FROM t",
     # character values compare without trailing blanks (were refused: compared with their padding)
     "SELECT rtrim(x) FROM (SELECT 'b'::char(2) UNION SELECT 'b') s(x)", "SELECT x::text FROM (SELECT 'b'::char(2) UNION SELECT 'b'::text) s(x)",
     "SELECT rtrim(x) FROM (SELECT CAST(s AS character(2)) FROM t INTERSECT SELECT CAST(s AS character(3)) FROM t) u(x)",
