@@ -597,22 +597,27 @@ class _Regression:
                     vals = sxy / (N - 1.0)
                 else:
                     sxx = self._centred(0, 0, sl, nv, x_fin)
+                    # Where PostgreSQL's doubles overflow on the way (sqrt(Sxx * Syy) of 1e300s
+                    # is Infinity, so corr is 0), its answer is kept as it is.
                     if func == "regr_slope":
                         null, vals = sxx == 0, sxy / sxx
+                        exact = np.ones(len(sl), bool)
                     elif func == "regr_intercept":
                         sx, sy = self._total(0, sl, x_fin), self._total(1, sl, y_fin)
                         null, vals = sxx == 0, (sy - sx * sxy / sxx) / N
+                        exact = np.isfinite(sx * sxy) & np.isfinite(sx * sxy / sxx)
                     else:
                         syy = self._centred(1, 1, sl, nv, y_fin)
                         if func == "corr":
                             null, vals = (sxx == 0) | (syy == 0), sxy / np.sqrt(sxx * syy)
+                            exact = np.isfinite(sxx * syy)
                         else:  # regr_r2
                             null = sxx == 0
                             vals = np.where(syy == 0, 1.0, (sxy * sxy) / (sxx * syy))
-                            exact = syy != 0
+                            exact = (syy != 0) & np.isfinite(sxx * syy) & np.isfinite(sxy * sxy)
                     # The ratios of finite sums exactly, rounded once (PostgreSQL's doubles
                     # cancel badly where the mean is far from zero).
-                    exact = (exact if func == "regr_r2" else np.ones(len(sl), bool)) & ~null & x_fin & y_fin
+                    exact &= ~null & x_fin & y_fin
                     if exact.any():
                         vals[exact] = self._exact_ratio(func, sl[exact], nv[exact])
         out = np.zeros(len(slots))

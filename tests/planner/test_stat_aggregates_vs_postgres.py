@@ -143,3 +143,24 @@ def db():
 @pytest.mark.parametrize("sql", QUERIES)
 def test_stat_aggregate_matches_postgres(sql, db, pg):
     _check(db, pg, sql)
+
+
+def test_ill_conditioned_regression_is_the_exact_value_rounded_once(db, pg):
+    """A mean far from zero: PostgreSQL's running doubles cancel (its intercept here is
+    3.909090909090909); ours is the exact rational value rounded once."""
+    from fractions import Fraction as F
+    pts = [(1, 2), (2, 3), (4, 3), (4, 5), (0.1, 0.3), (0.2, 0.1), (0.3, 0.2), (1e15, -1e15)]
+    values = ", ".join(f"({x!r}::float8, {y!r}::float8)" for x, y in pts)
+    sql = f"SELECT regr_intercept(y, x), regr_slope(y, x), regr_r2(y, x), corr(y, x) FROM (VALUES {values}) v(x, y)"
+    fx = [(F(x), F(y)) for x, y in pts]
+    n = len(fx)
+    sx, sy = sum(x for x, _ in fx), sum(y for _, y in fx)
+    sxx = sum(x * x for x, _ in fx) - sx * sx / n
+    syy = sum(y * y for _, y in fx) - sy * sy / n
+    sxy = sum(x * y for x, y in fx) - sx * sy / n
+    intercept, slope, r2 = (sy - sx * sxy / sxx) / n, sxy / sxx, sxy * sxy / (sxx * syy)
+    got = db.rows(sql)[0]
+    assert got[:3] == (float(intercept), float(slope), float(r2))
+    assert abs(got[3] - float(r2) ** 0.5 * (1 if sxy > 0 else -1)) <= 2e-16
+    theirs = pg.execute(sql).fetchone()
+    assert abs(theirs[0] - float(intercept)) > 1e-3  # (PostgreSQL's cancellation)
