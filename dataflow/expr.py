@@ -75,7 +75,10 @@ class AggregateExpr:
     """One aggregate of a Reduce.
 
     `func`: count_star, count, sum, min, max, avg, bool_and, bool_or, var_samp, var_pop,
-    stddev_samp, stddev_pop, string_agg. `arg` is None only for count_star. `type` is the
+    stddev_samp, stddev_pop, string_agg, bit_and, bit_or, bit_xor, the two-argument statistics
+    corr, covar_pop, covar_samp, regr_* (arg = Y, extra = (X,)) and the ordered-set aggregates
+    percentile_cont, percentile_disc (extra = (fraction literal,)) and mode (arg = the value,
+    order_by = its sort key). `arg` is None only for count_star. `type` is the
     result type, as in PostgreSQL (count -> int8, sum(int4|int8) -> int8|numeric, avg(int) ->
     numeric, var_samp(int|numeric) -> numeric, var_samp(float) -> float8, ...).
     `extra`: further arguments (string_agg's delimiter). `order_by`: ORDER BY inside the call

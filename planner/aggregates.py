@@ -35,11 +35,11 @@ from dataflow.plan import Constant, Map, Negate, Plan, Project, Reduce, Union_, 
 from dataflow.types import BOOL, BYTEA, FLOAT8, INT4, INT8, JSON, JSONB, NUMERIC, TEXT, SqlType, TypeKind, array_of
 from planner import equality_keys
 from planner.context import PlanContext
-from planner.functions.aggregates import AGGREGATE_FUNCTIONS
+from planner.functions.aggregates import AGGREGATE_FUNCTIONS, REGRESSION
 from planner.functions.registry import choose, no_function
 from planner.grouping_sets import grouping_value
 from planner.ordering import needs_key
-from planner.scalar import ScalarLowerer, coerce, expr_name, is_aggregate, resolve_unknown, to_bool
+from planner.scalar import ORDERED_SET, ScalarLowerer, coerce, expr_name, is_aggregate, resolve_unknown, to_bool
 from planner.scope import Scope
 from planner.subqueries import contains_subquery
 from planner.typing import is_float
@@ -236,13 +236,16 @@ class Grouping:
         cond = None
         if isinstance(node, exp.Filter):
             node, cond = self._filter(node)
-        name, items, distinct, order = _call_parts(node)
-        if any(contains_aggregate(n) for n in items + [o.this for o in order]):
-            raise SqlError(SqlState.GROUPING_ERROR, "aggregate function calls cannot be nested")
 
         def guard(e: ScalarExpr) -> ScalarExpr:
             # FILTER: the input is NULL (ignored by every aggregate) where cond is not true.
             return e if cond is None else If(cond, e, Literal(None, e.type), e.type)
+
+        if isinstance(node, (exp.WithinGroup,) + ORDERED_SET):
+            return self._ordered_set(node, guard)
+        name, items, distinct, order = _call_parts(node)
+        if any(contains_aggregate(n) for n in items + [o.this for o in order]):
+            raise SqlError(SqlState.GROUPING_ERROR, "aggregate function calls cannot be nested")
 
         if name == "count" and (not items or (len(items) == 1 and isinstance(items[0], exp.Star))):
             if order:  # PostgreSQL's grammar has no ORDER BY after count(*
@@ -272,14 +275,90 @@ class Grouping:
         func = overload.kernel
         assert func is not None
         result = overload.result_type([a.type for a in args])
-        if func in ("bool_and", "bool_or"):
+        if func in ("bool_and", "bool_or", "bit_and", "bit_or"):
             distinct = False  # the same answer either way
+        if func == "regr_count" or func in REGRESSION:
+            if distinct:  # (DISTINCT would count each distinct (y, x) pair once)
+                raise unsupported(f"{name}(DISTINCT ...)")
+            if func == "regr_count":
+                # The rows where neither argument is NULL (PostgreSQL's strict transition).
+                both = If(Call("is_null", (args[0],), BOOL), Literal(None, BOOL),
+                          If(Call("is_null", (args[1],), BOOL), Literal(None, BOOL), Literal(True, BOOL), BOOL), BOOL)
+                return self._column_of(AggregateExpr("count", guard(both), INT8))
         order_by = tuple((guard(k), d, n) for k, d, n in keys) if func in _ORDERED else ()
         # A row FILTER drops has a NULL argument and is skipped, so constant delimiters need
         # no guard (they cannot fail either).
         agg = AggregateExpr(func, guard(args[0]), result, distinct,
                             tuple(a if isinstance(a, Literal) else guard(a) for a in args[1:]), order_by)
         return self._column_of(agg)
+
+    def _ordered_set(self, node: exp.Expression, guard) -> ScalarExpr:
+        """percentile_cont(f), percentile_disc(f) and mode() WITHIN GROUP (ORDER BY x): one
+        aggregate over x with its sort key as the ORDER BY key and the fraction (a constant) as
+        its extra argument (`reduce_aggs._OrderedSet` keeps each group's multiset)."""
+        if not isinstance(node, exp.WithinGroup):
+            name = expr_name(node)
+            if isinstance(node, exp.Mode):
+                raise SqlError(SqlState.WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}")
+            raise no_function(name, [self.input_lowerer.lower(a) for a in node.iter_expressions()])
+        inner, order = node.this, node.expression
+        if not isinstance(inner, ORDERED_SET):
+            name = inner.name.lower() if isinstance(inner, exp.Anonymous) else expr_name(inner)
+            if name in ("rank", "dense_rank", "percent_rank", "cume_dist"):
+                raise unsupported(f"hypothetical-set aggregate {name}")
+            items = list(order.expressions) if isinstance(order, exp.Order) else []
+            raise no_function(name, [self.input_lowerer.lower(a) for a in inner.iter_expressions()]
+                              + [self.input_lowerer.lower(o.this) for o in items])
+        name = expr_name(inner)
+        direct = [a for a in inner.iter_expressions()]
+        items = list(order.expressions) if isinstance(order, exp.Order) else []
+        if any(contains_aggregate(n) for n in direct + [o.this for o in items]):
+            raise SqlError(SqlState.GROUPING_ERROR, "aggregate function calls cannot be nested")
+        if any(isinstance(d, exp.Array) for d in direct):
+            raise unsupported(f"{name} of an array of fractions")
+        d_args = [self.input_lowerer.lower(d) for d in direct]
+        vals = [self.input_lowerer.lower(o.this) for o in items]
+        if len(vals) != 1 or len(d_args) != (0 if isinstance(inner, exp.Mode) else 1):
+            raise no_function(name, d_args + vals)
+        _refuse_outer_aggregate(vals, self.scope)
+        x = vals[0]
+        fraction: tuple[ScalarExpr, ...] = ()
+        if d_args and d_args[0].type.kind is TypeKind.UNKNOWN and isinstance(inner, exp.PercentileDisc) and \
+                x.type.kind in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR):
+            # PostgreSQL's candidates (float8 | float8[], anyelement): a string argument makes it
+            # prefer the string category for the untyped fraction, which neither has.
+            raise SqlError("42725", f"function {name}(unknown, {x.type.name}) is not unique",
+                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
+        if d_args:
+            try:
+                f = coerce(d_args[0], FLOAT8, self.ctx)
+            except SqlError:
+                raise no_function(name, [resolve_unknown(d_args[0], self.ctx), x]) from None
+            if not isinstance(f, Literal):
+                raise unsupported(f"{name} of a fraction that is not a constant")
+            if f.value is not None and not 0 <= f.value <= 1 and not self.keys and self.sets is None:
+                raise percentile_out_of_range(f.value)  # (the final function runs on empty input too)
+            fraction = (f,)
+        if isinstance(inner, exp.PercentileCont):
+            if x.type.kind is not TypeKind.INTERVAL:
+                try:
+                    x = coerce(x, FLOAT8, self.ctx)
+                except SqlError:
+                    raise no_function(name, [d_args[0], x]) from None
+            result = x.type
+        else:
+            if x.type.kind is TypeKind.UNKNOWN:
+                raise SqlError(SqlState.DATATYPE_MISMATCH,
+                               "could not determine polymorphic type because input has type unknown")
+            if x.type.kind is TypeKind.JSON or (x.type.kind is TypeKind.ARRAY and x.type.element.kind is TypeKind.JSON):
+                raise SqlError(SqlState.UNDEFINED_FUNCTION,
+                               f"could not identify an ordering operator for type {x.type.name}",
+                               hint="Use an explicit ordering operator or modify the query.")
+            result = x.type
+        (key, desc, _), = self._order_keys([items[0]], [x], False)
+        func = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc", exp.Mode: "mode"}[type(inner)]
+        # NULL inputs are ignored: the key of a NULL is NULL, so FILTER need guard only the value.
+        return self._column_of(AggregateExpr(func, guard(x), result, False, fraction, ((guard(key), desc, True),)))
 
     def _collect(self, name: str, raw: list[ScalarExpr], distinct: bool, keys, guard) -> ScalarExpr:
         """array_agg(x) and jsonb_agg(x) as a string_agg of each value's text inside the result
@@ -461,6 +540,13 @@ def _one_row(reduce: Reduce, key_types: list[SqlType]) -> Plan:
     # The retraction reads every column of the Reduce, as the union does, so both read one Reduce.
     retract = Map(reduce, tuple(_reading(ColumnRef(i, t), Literal(d, t)) for i, (d, t) in enumerate(zip(defaults, types))))
     return Union_((reduce, Constant((defaults,), types), Negate(Project(retract, tuple(range(len(types), 2 * len(types)))))))
+
+
+def percentile_out_of_range(p: float) -> SqlError:
+    """PostgreSQL's error for a fraction outside [0, 1] (its %g, with NaN and Infinity spelled
+    as its snprintf does)."""
+    text = "NaN" if p != p else ("Infinity" if p == float("inf") else "-Infinity" if p == float("-inf") else f"{p:g}")
+    return SqlError(SqlState.NUMERIC_VALUE_OUT_OF_RANGE, f"percentile value {text} is not between 0 and 1")
 
 
 def _refuse_outer_aggregate(args: list[ScalarExpr], scope: Scope) -> None:

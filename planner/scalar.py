@@ -35,14 +35,18 @@ from planner.typing import (assignment_castable, explicitly_castable, implicitly
 
 Hook = Callable[[exp.Expression], "ScalarExpr | None"]
 
-AGGREGATES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg, exp.Filter)
+AGGREGATES = (exp.Count, exp.Sum, exp.Min, exp.Max, exp.Avg, exp.Filter, exp.WithinGroup)
+# The ordered-set aggregates, which sqlglot parses into nodes of their own; an aggregate call
+# only outside WITHIN GROUP (the WithinGroup around one is the call).
+ORDERED_SET = (exp.PercentileCont, exp.PercentileDisc, exp.Mode)
 
 
 def is_aggregate(node: exp.Expression) -> bool:
     """An aggregate call: one of sqlglot's aggregate classes, `agg(...) FILTER (WHERE ...)`, or
     a plain call of an aggregate's name (`planner.functions.aggregates`)."""
     return isinstance(node, AGGREGATES) or (
-        isinstance(node, exp.Anonymous) and node.name.lower() in AGGREGATE_FUNCTIONS)
+        isinstance(node, exp.Anonymous) and node.name.lower() in AGGREGATE_FUNCTIONS) or (
+        isinstance(node, ORDERED_SET) and not isinstance(node.parent, exp.WithinGroup))
 
 
 _ARITH = {exp.Add: ("add", "+"), exp.Sub: ("sub", "-"), exp.Mul: ("mul", "*"),
@@ -927,7 +931,7 @@ def expr_name(node: exp.Expression) -> str:
                 TypeKind.VARCHAR: "varchar"}.get(t.kind, t.kind.value)
     if isinstance(node, exp.Case):
         return "case"
-    if isinstance(node, exp.Filter):  # count(*) FILTER (WHERE ...) is named count
+    if isinstance(node, (exp.Filter, exp.WithinGroup)):  # count(*) FILTER (WHERE ...) is named count
         return expr_name(node.this)
     if isinstance(node, exp.Window):  # row_number() OVER (...) is named row_number
         f = node.this.this if isinstance(node.this, exp.Filter) else node.this
@@ -944,7 +948,8 @@ def expr_name(node: exp.Expression) -> str:
         return "?column?"
     if isinstance(node, exp.Func) and not isinstance(node, (exp.Binary, exp.Connector)):
         key = node.key.lower()
-        return {"ceil": "ceil", "trim": "btrim", "strposition": "position"}.get(key, key)
+        return {"ceil": "ceil", "trim": "btrim", "strposition": "position", "percentilecont": "percentile_cont",
+                "percentiledisc": "percentile_disc"}.get(key, key)
     return "?column?"
 
 

@@ -47,7 +47,7 @@ from planner.aggregates import _nulls_last, aggregate_type
 from planner.context import PlanContext
 from planner.ordering import order_key
 from planner.rules.fold_constants import fold_constant
-from planner.scalar import ScalarLowerer, coerce, coerce_all, resolve_unknown, to_bool
+from planner.scalar import ScalarLowerer, coerce, coerce_all, expr_name, resolve_unknown, to_bool
 from planner.scope import Scope
 from planner.typing import is_float
 
@@ -189,6 +189,9 @@ class SelectWindows:
             name, args, t = self._ranking(_RANKING[type(func)], func, lower)
         elif type(func) in _AGGREGATES:
             name, args, t = self._aggregate(_AGGREGATES[type(func)], func, lower, cond)
+        elif isinstance(func, exp.WithinGroup):  # PostgreSQL's own refusal (0A000)
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED,
+                           f"OVER is not supported for ordered-set aggregate {expr_name(func)}")
         else:
             fname = func.name.lower() if isinstance(func, exp.Anonymous) else func.key.lower()
             raise unsupported(f"{fname} as a window function")

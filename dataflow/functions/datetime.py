@@ -221,8 +221,9 @@ def _interval_neg(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 def _interval_scale(vals: pa.Array, factor: np.ndarray, ok: np.ndarray, divide: bool) -> pa.Array:
     """PostgreSQL 15's interval_mul / interval_div step by step (in doubles, C truncation): the
-    fraction of the months becomes days (30 a month), the fraction of the days seconds; interval
-    division rounds those remainders to microseconds first (TSROUND)."""
+    fraction of the months becomes days (30 a month), the fraction of the days seconds; both
+    round those remainders to microseconds first (TSROUND): '-1 mon 27 days -4 hours' *
+    0.8999999999999999 is '-3 days +03:36:00' in PostgreSQL 15."""
     m, d, u = interval.split(_arr(vals))
     f = np.where(ok, factor, 1.0)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
@@ -234,11 +235,9 @@ def _interval_scale(vals: pa.Array, factor: np.ndarray, ok: np.ndarray, divide: 
         months = np.trunc(months_f)
         days = np.trunc(days_f)
         month_rem_days = (months_f - months) * 30
-        if divide:
-            month_rem_days = np.rint(month_rem_days * 1e6) / 1e6
+        month_rem_days = np.rint(month_rem_days * 1e6) / 1e6  # TSROUND, in both
         sec_rem = (days_f - days + month_rem_days - np.trunc(month_rem_days)) * 86_400
-        if divide:
-            sec_rem = np.rint(sec_rem * 1e6) / 1e6
+        sec_rem = np.rint(sec_rem * 1e6) / 1e6
         spill = np.where(np.abs(sec_rem) >= 86_400, np.trunc(sec_rem / 86_400), 0)
         days = days + spill
         sec_rem = sec_rem - spill * 86_400

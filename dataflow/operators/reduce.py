@@ -6,7 +6,9 @@ State lives per group *slot* (see KeyIndex):
     integers as Python ints for integer and numeric inputs), updated with `np.add.reduceat`;
   * min/max: the multiset of (slot, value) in an Arrangement, from which the touched groups are
     recomputed when a retraction reaches the extremum (retractions make min/max non-invertible);
-  * bool_and/bool_or, the variance family and string_agg: see `reduce_aggs`;
+  * bool_and/bool_or, the variance family, string_agg, bit_and/bit_or/bit_xor, corr/covar_*/
+    regr_* and the ordered-set aggregates (percentile_cont, percentile_disc, mode): see
+    `reduce_aggs`;
   * DISTINCT: per (group, value) multiplicities; only 0 <-> positive transitions reach the
     aggregate's own state (`_Distinct`).
 
@@ -35,7 +37,8 @@ from dataflow.expr import AggregateExpr
 from dataflow.float_sum import ExactFloatSums
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 from dataflow.operators.keyindex import KeyIndex
-from dataflow.operators.reduce_aggs import MOMENTS, _Bools, _grow, _Moments, _StringAgg
+from dataflow.operators.reduce_aggs import (MOMENTS, ORDERED_SET, REGRESSION, _Bits, _Bools, _grow, _Moments,
+                                            _OrderedSet, _Regression, _StringAgg)
 from dataflow.scalar import compile_expr, conform
 from dataflow.types import TypeKind
 
@@ -393,6 +396,12 @@ def _state_for(agg: AggregateExpr):
         return _StringAgg(agg)
     if agg.func in ("bool_and", "bool_or"):
         return _Bools(agg)  # DISTINCT changes nothing
+    if agg.func in REGRESSION:
+        return _Regression(agg)  # (the planner refuses DISTINCT)
+    if agg.func in ORDERED_SET:
+        return _OrderedSet(agg)
+    if agg.func in ("bit_and", "bit_or", "bit_xor"):
+        return _Distinct(_Bits(agg)) if agg.distinct and agg.func == "bit_xor" else _Bits(agg)
     inner = _Moments(agg) if agg.func in MOMENTS else _Accumulating(agg)
     return _Distinct(inner) if agg.distinct and agg.func != "count_star" else inner
 

@@ -16,6 +16,10 @@ from dataflow.types import BOOL, BYTEA, FLOAT4, FLOAT8, INT2, INT4, INT8, JSON, 
 from planner.functions.registry import ANY, Overload, overloads
 
 
+REGRESSION = ("corr", "covar_pop", "covar_samp", "regr_slope", "regr_intercept", "regr_r2", "regr_avgx",
+              "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy")
+
+
 def _moments(name: str, engine: str) -> list[Overload]:
     # PostgreSQL: over smallint, integer, bigint and numeric the result is numeric (exact
     # sums); over real and double precision it is double precision.
@@ -38,4 +42,9 @@ AGGREGATE_FUNCTIONS: dict[str, list[Overload]] = overloads(
     Overload("json_agg", (ANY,), JSON, kernel="json_agg"),
     Overload("json_object_agg", (ANY, ANY), JSON, kernel="json_object_agg"),
     Overload("jsonb_object_agg", (ANY, ANY), JSONB, kernel="jsonb_object_agg"),
+    # The two-argument statistics (Y, X) of PostgreSQL's float8_regr_accum; regr_count is a
+    # count of the rows where both are non-NULL (planner.aggregates).
+    *[Overload(name, (FLOAT8, FLOAT8), FLOAT8, kernel=name) for name in REGRESSION],
+    Overload("regr_count", (FLOAT8, FLOAT8), INT8, kernel="regr_count"),
+    *[Overload(name, (t,), t, kernel=name) for name in ("bit_and", "bit_or", "bit_xor") for t in (INT2, INT4, INT8)],
 )
