@@ -13,6 +13,7 @@ exchanges inside a step then line up across workers by construction.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import socket
 import threading
@@ -282,6 +283,11 @@ class Worker:
         if self.memory_limit_bytes is None:
             return False
         held = pa.total_allocated_bytes()
+        if held > self.memory_limit_bytes and held > held_before:
+            # Finished dataflows' operators form reference cycles that only the cyclic garbage
+            # collector frees, with the Arrow buffers they hold: collect before deciding.
+            gc.collect()
+            held = pa.total_allocated_bytes()
         return held > self.memory_limit_bytes and held > held_before
 
     def _out_of_memory(self) -> SqlError:

@@ -40,7 +40,9 @@ class Runtime:
         try:
             return fn()
         except SqlError as e:
-            self.errors.append(e)
+            # Without its traceback: the frames would keep the failed step's batches alive for
+            # as long as the error is kept (a view answers its error until it is dropped).
+            self.errors.append(e.with_traceback(None))
             return schema.empty_table()
 
 
