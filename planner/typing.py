@@ -176,6 +176,12 @@ def unify(types: list[SqlType], common: bool = False) -> SqlType | None:
         # arrays of one type: varchar[] = text[] does not exist).
         element = unify([t.element for t in known], common)
         return array_of(element) if element is not None else None
+    if kinds == {TypeKind.ARRAY}:
+        # An operator takes arrays whose elements differ only in their modifiers: one array
+        # type to PostgreSQL (varchar(5)[] = varchar[]; varchar[] = text[] does not exist).
+        elements = {t.element.kind for t in known}
+        if len(elements) == 1:
+            return array_of(SqlType(elements.pop()))
     return None
 
 

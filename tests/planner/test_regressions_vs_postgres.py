@@ -189,6 +189,9 @@ QUERIES = [
     "nullif('[1]'::jsonb, '[1.0]')::text, (nullif('{\"a\": 1}'::jsonb, '{}') -> 'a')::text, "
     "array_length(nullif(ARRAY[3], NULL), 1)",
     "SELECT nullif(NULL::int, i + 2147483647) FROM t",
+    # arrays whose elements differ only in their modifiers compare (was 42883)
+    "SELECT ARRAY[s::varchar(5)] = ARRAY[s::varchar], nullif(ARRAY[s::varchar(5)], ARRAY[s::varchar(2)])::text, "
+    "ARRAY[d] = ARRAY[1.5::numeric(4,1)] FROM t",
     # character values compare without trailing blanks (were refused: compared with their padding)
     "SELECT rtrim(x) FROM (SELECT 'b'::char(2) UNION SELECT 'b') s(x)", "SELECT x::text FROM (SELECT 'b'::char(2) UNION SELECT 'b'::text) s(x)",
     "SELECT rtrim(x) FROM (SELECT CAST(s AS character(2)) FROM t INTERSECT SELECT CAST(s AS character(3)) FROM t) u(x)",
