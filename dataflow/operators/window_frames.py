@@ -16,10 +16,10 @@ Worked example, `sum(x) OVER (ORDER BY k RANGE BETWEEN 2 PRECEDING AND CURRENT R
 1, 2, 4, 7 of one partition: the targets k - 2 are -1, 0, 2, 5, so the frames start at rows
 0, 0, 1, 3 and end at each row's peers: [0,1), [0,2), [1,3), [3,4).
 
-Keys and targets are compared through their sort keys (`dataflow.sort_keys`, PostgreSQL's order
-as bytes); targets are computed as PostgreSQL's in_range functions do: integers and numeric
-exactly (no overflow: a bound past the type's range is past every key), dates as timestamps,
-timestamps by calendar arithmetic with the interval.
+Keys and targets are ranked together by Arrow in one type; targets are computed as PostgreSQL's
+in_range functions do: integers and numeric exactly in wide decimals (no overflow: a bound past
+the type's range is past every key), dates as timestamps, timestamps by calendar arithmetic with
+the interval, floats in double precision.
 """
 
 from __future__ import annotations
