@@ -18,18 +18,15 @@ from dataflow.batch import DIFF, TIME, advance_times, concat, consolidate, hash_
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 
 
-def _sortable(c, tie_break: bool = True) -> list[pa.Array]:
+def _sortable(c) -> list[pa.Array]:
     """Sort keys for a column: an interval by its span ('1 mon' = '30 days', as PostgreSQL
-    orders them), then (`tie_break`: for the whole-row order that makes ties deterministic,
-    not for an ORDER BY key, where equal spans are ties) its fields (Arrow cannot sort
-    month_day_nano values)."""
+    orders them), then its fields (Arrow cannot sort month_day_nano values)."""
     if c.type != interval.ARROW:
         return [c]
     c = c.combine_chunks() if isinstance(c, pa.ChunkedArray) else c
     null = ~interval.valid_mask(c)
     m, d, us = interval.split(c)
-    keys = (interval.span_key(c), m, d, us) if tie_break else (interval.span_key(c),)
-    return [pa.array(x, mask=null if null.any() else None) for x in keys]
+    return [pa.array(x, mask=null if null.any() else None) for x in (interval.span_key(c), m, d, us)]
 
 
 def top_rows(updates: pa.Table, group_key: tuple[int, ...], order_by: tuple[tuple[int, bool, bool], ...],
@@ -57,7 +54,7 @@ def top_rows(updates: pa.Table, group_key: tuple[int, ...], order_by: tuple[tupl
             # NaN is the greatest float in SQL; Arrow puts it last in either direction.
             sort_tbl[f"nan{j}"] = pc.fill_null(pc.is_nan(c), False)
             keys.append((f"nan{j}", "descending" if desc else "ascending"))
-        for k, part in enumerate(_sortable(c, tie_break=False)):
+        for k, part in enumerate(_sortable(c)):
             sort_tbl[f"o{j}_{k}"] = part
             keys.append((f"o{j}_{k}", "descending" if desc else "ascending"))
     for i in range(arity):

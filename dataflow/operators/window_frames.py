@@ -65,9 +65,6 @@ def range_bound(kind: str, offset, end: bool, key: pa.Array, key_type: SqlType, 
     if valid.any():
         mask = pa.array(valid)
         both = pa.concat_arrays([values.filter(mask), target.filter(mask)])
-        if key_type.kind is TypeKind.INTERVAL:   # (Arrow cannot order intervals)
-            from dataflow.sort_keys import sort_key
-            both = sort_key(both, key_type)
         dense = pc.rank(both, sort_keys="ascending", tiebreaker="dense").to_numpy().astype(np.int64)
         nv = int(valid.sum())
         ranks[:n][valid] = dense[:nv]       # 1.. ; 0 and M - 1 are the NULLs' places
@@ -118,11 +115,6 @@ def _shifted(key: pa.Array, t: SqlType, offset, forward: bool, scale: int = 0) -
         ok = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else np.ones(n, bool)
         shifted = dt.shift(dt._micros(values), np.full(n, months), np.full(n, days), np.full(n, us), sign)
         return dt._timestamps(shifted, ok, values.type)
-    if t.kind is TypeKind.INTERVAL:
-        months, days, us = interval.split(values)
-        om, od, ou = interval.fields(offset)
-        ok = values.is_valid().to_numpy(zero_copy_only=False) if values.null_count else np.ones(len(values), bool)
-        return interval.join(months + sign * om, days + sign * od, us + sign * ou, ok)
     if t.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
         v = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False)
         with np.errstate(invalid="ignore", over="ignore"):

@@ -69,17 +69,10 @@ def _sort(rows: list[tuple], order_by: tuple[tuple[int, bool, bool], ...]) -> li
         if any(isinstance(r[col], float) and r[col] != r[col] for r in present):
             # NaN sorts above every other float, as in PostgreSQL (Python's < on NaN is false).
             present.sort(key=lambda r: (r[col] != r[col], r[col] if r[col] == r[col] else 0.0), reverse=desc)
-        elif present and isinstance(present[0][col], pa.MonthDayNano):
-            # Intervals order by span ('1 mon' = '30 days'); equal spans are ties.
-            present.sort(key=lambda r: _interval_span(r[col]), reverse=desc)
         else:
             present.sort(key=lambda r: r[col], reverse=desc)
         rows = present + nulls if nulls_last else nulls + present
     return rows
-
-
-def _interval_span(v: pa.MonthDayNano) -> int:
-    return (v.months * 30 + v.days) * 86_400_000_000_000 + v.nanoseconds
 
 
 def finish(batch: pa.Table, finishing: Finishing,
