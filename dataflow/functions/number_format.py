@@ -371,19 +371,11 @@ def _process(nodes, num: NumDesc, number: str, out_pre_spaces: int, sign: str, r
             if roman or real[:1] == "#" or sign == "-" or num.flag & F_DECIMAL:
                 continue
             out.append(_get_th(real, v == "TH"))
-        elif v == "MI":
-            if sign == "-":
-                out.append("-")
-            elif fill:
-                continue
-            else:
-                out.append(" ")
-        elif v == "PL":
-            if sign == "+":
-                out.append("+")
-            elif fill:
-                continue
-            else:
+        elif v in ("MI", "PL"):  # the sign if it is this one's, else a blank (none in FM)
+            mark = "-" if v == "MI" else "+"
+            if sign == mark:
+                out.append(mark)
+            elif not fill:
                 out.append(" ")
         elif v == "SG":
             out.append(sign)
