@@ -1041,6 +1041,14 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
             col = expression_column(o.this, "ORDER BY")
         order_by.append(_order_entry(col, o))
     if aggregated:
+        if not user_keys and not grouping.aggs:
+            # PostgreSQL's degenerate grouping (HAVING or GROUP BY () with no aggregate and no
+            # key): one row per grouping set whatever the input holds, so the input is never
+            # read, and an error in its WHERE or joins is never raised:
+            # `SELECT 1 FROM t WHERE t.s::int > 0 HAVING true` answers 1 where s holds 'ab'.
+            # Joined with no rows, the input stays in the plan until `prune_empty` removes it,
+            # so a failing constant in it still fails the statement (PostgreSQL plans the input).
+            grouping.input_plan = Join(grouping.input_plan, Constant((), ()), (), ())
         plan = grouping.build()
         if outer_keys and not user_keys:
             # A global aggregate per outer value: its default row where nothing matched.

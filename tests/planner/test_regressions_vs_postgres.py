@@ -48,6 +48,16 @@ QUERIES = [
     "SELECT CAST(s AS integer) FROM t LIMIT 0", "SELECT * FROM (SELECT s::int FROM t) q LIMIT 0",
     "SELECT count(*), sum(i) FROM t WHERE NULL", "SELECT i, count(*) FROM t WHERE false GROUP BY i",
     "SELECT (SELECT s::int FROM t LIMIT 0) FROM t", "SELECT * FROM t t1 FULL JOIN t t2 ON false",
+    # Degenerate grouping (HAVING or GROUP BY () with no aggregate and no key): one row per
+    # grouping set, the input never read; a failing constant in it still fails.
+    "SELECT 1 FROM t WHERE s::int > 0 HAVING true", "SELECT 1 FROM t WHERE s::int > 0 GROUP BY ()",
+    "SELECT 1 FROM t WHERE s::int > 0 GROUP BY GROUPING SETS ((), ()) HAVING 1 < 2",
+    "SELECT 2 FROM t a JOIN t b ON b.s::int = 1 HAVING true", "SELECT 1 FROM e0 WHERE i / 0 > 0 HAVING true",
+    "SELECT (SELECT 1 FROM t b WHERE b.s::int > a.i HAVING true) FROM t a",
+    "SELECT (SELECT 1 FROM t b HAVING a.i > 0) FROM t a", "SELECT row_number() OVER () FROM t WHERE s::int > 0 HAVING true",
+    "SELECT 1 FROM t WHERE 1/0 = 1 HAVING true", "SELECT 1 FROM t WHERE 1/0 = 1 GROUP BY ()",
+    "SELECT 1 FROM (SELECT 1/0 AS x FROM t) s WHERE x > 0 HAVING true",
+    "SELECT 1 FROM t WHERE s::int > 0 HAVING (SELECT count(*) FROM e0) = 0",
     # A strict function with a constant NULL argument is NULL without being called.
     "SELECT overlay('a' placing CAST(NULL AS text) from 0 for 1) FROM t",
     "SELECT repeat(NULL, -1), substr('abc', NULL, -1) FROM t WHERE false", "SELECT concat(NULL, 'a')",
