@@ -143,13 +143,16 @@ class WindowFrame:
     """A window frame: `mode` "rows", "range" or "groups"; each bound a (kind, offset) with kind
     one of "unbounded_preceding", "preceding", "current", "following", "unbounded_following" (an
     offset only for "preceding"/"following": a count of rows or peer groups, or in RANGE mode a
-    value of the offset's type, with `key_type` the ORDER BY key's type). PostgreSQL's default
-    frame (RANGE UNBOUNDED PRECEDING to CURRENT ROW, peers included) is `WindowFrame()`."""
+    value of the offset's type, with `key_type` the ORDER BY key's type). `exclude` is the
+    EXCLUDE clause: "no_others", "current_row", "group" (the current row's peers) or "ties"
+    (its peers but not itself). PostgreSQL's default frame (RANGE UNBOUNDED PRECEDING to
+    CURRENT ROW, peers included) is `WindowFrame()`."""
 
     mode: str = "range"
     start: tuple[str, Any] = ("unbounded_preceding", 0)
     end: tuple[str, Any] = ("current", 0)
     key_type: SqlType | None = None
+    exclude: str = "no_others"
 
 
 @dataclass(frozen=True)

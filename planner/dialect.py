@@ -182,6 +182,7 @@ def parse_sqlglot(text: str) -> exp.Expression:
                 return _normalized(tree, retry)
             raise
     except ParseError as e:
+        _check_groups_frame(text)
         err = e.errors[0] if e.errors else {}
         near = err.get("highlight")
         if near:
@@ -193,6 +194,19 @@ def parse_sqlglot(text: str) -> exp.Expression:
         toks = tokenize(text)
         raise syntax_error_at(toks[0] if toks else None)
     return _normalized(tree, text)
+
+
+def _check_groups_frame(text: str) -> None:
+    """`OVER (GROUPS BETWEEN ...)` with no ORDER BY: sqlglot reads GROUPS as the name of a window
+    and fails on the frame after it; PostgreSQL parses it and rejects the frame (42P20)."""
+    try:
+        toks = tokenize(text)
+    except SqlError:
+        return
+    for prev, t, nxt in zip(toks, toks[1:], toks[2:]):
+        if prev.token_type == TokenType.L_PAREN and t.text.upper() == "GROUPS" and \
+                nxt.token_type != TokenType.R_PAREN and nxt.text.upper() not in ("ORDER", "PARTITION", "ROWS", "RANGE"):
+            raise SqlError("42P20", "GROUPS mode requires an ORDER BY clause")
 
 
 def _normalized(tree: exp.Expression, text: str) -> exp.Expression:

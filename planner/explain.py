@@ -74,7 +74,8 @@ def _frame(frame: WindowFrame) -> str:
     def bound(b: tuple[str, int]) -> str:
         kind, off = b
         return f"{off} {kind}" if kind in ("preceding", "following") else kind.replace("_", " ")
-    return f" {frame.mode} between {bound(frame.start)} and {bound(frame.end)}"
+    exclude = "" if frame.exclude == "no_others" else f" exclude {frame.exclude.replace('_', ' ')}"
+    return f" {frame.mode} between {bound(frame.start)} and {bound(frame.end)}{exclude}"
 
 
 def _line(p: Plan) -> str:

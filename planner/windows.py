@@ -23,11 +23,10 @@ Worked example, over t(a int4, b int4, x int4):
 
 Supported: row_number, rank, dense_rank, percent_rank, cume_dist, ntile, lag/lead (offset,
 default), first_value, last_value, nth_value, and count/sum/avg/min/max (also with FILTER) over
-PostgreSQL's default frame or ROWS/RANGE frames bounded by UNBOUNDED PRECEDING/FOLLOWING,
-CURRENT ROW or (ROWS only) constant offsets; named windows (`WINDOW w AS (...)`, `OVER w`,
-`OVER (w ORDER BY ...)`). Refused with 0A000: GROUPS frames, RANGE with offsets, EXCLUDE,
-IGNORE NULLS, DISTINCT or ORDER BY inside a window aggregate, other aggregates as window
-functions.
+PostgreSQL's default frame or ROWS, RANGE and GROUPS frames with constant offsets and any
+EXCLUDE clause; named windows (`WINDOW w AS (...)`, `OVER w`, `OVER (w ORDER BY ...)`).
+Refused with 0A000: IGNORE NULLS, DISTINCT or ORDER BY inside a window aggregate, other
+aggregates as window functions.
 """
 
 from __future__ import annotations
@@ -273,9 +272,9 @@ class SelectWindows:
             return WindowFrame()
         n_order = len(key_types)
         mode = str(spec.args.get("kind") or "").lower()
-        exclude = spec.args.get("exclude")
-        if exclude is not None and exclude.name.upper().replace(" ", "") != "NOOTHERS":
-            raise unsupported(f"EXCLUDE {exclude.name.upper()} in window frames")
+        exclude_node = spec.args.get("exclude")
+        exclude = "no_others" if exclude_node is None else \
+            exclude_node.name.lower().replace(" ", "_")
         if mode == "groups" and not n_order:
             raise SqlError(WINDOW_ERROR, "GROUPS mode requires an ORDER BY clause")
         offsets = mode == "range" and any(
@@ -297,7 +296,7 @@ class SelectWindows:
             if single:
                 raise SqlError(WINDOW_ERROR, "frame starting from following row cannot end with current row")
             raise SqlError(WINDOW_ERROR, "frame starting from following row cannot have preceding rows")
-        return WindowFrame(mode, start, end, key_type)
+        return WindowFrame(mode, start, end, key_type, exclude)
 
     def _bound(self, node, side, is_start: bool, key_type: SqlType | None = None) -> tuple[str, object]:
         """A frame bound; its offset a row or group count, or (RANGE, `key_type` given) a

@@ -180,34 +180,44 @@ def _evaluate(f: WindowFunc, rows: pa.Table, lay: _Layout, order_by=()) -> pa.Ar
     if name in ("lag", "lead"):
         return _lag_lead(name, rows, f, lay)
     lo, hi = lay.frame(f.frame, rows, order_by)
+    # EXCLUDE CURRENT ROW / GROUP / TIES: the frame's rows are up to three runs of positions.
+    cut = None if f.frame.exclude == "no_others" else \
+        window_frames.Excluded.of(f.frame.exclude, lay.i, lay.qs, lay.qe, lo, hi)
+
+    def sums(x: np.ndarray) -> np.ndarray:
+        return _range_sums(x, lo, hi) if cut is None else cut.sums(x)
     if name in ("first_value", "last_value", "nth_value"):
         value = _arg(rows, f, 0)
         if name == "first_value":
-            pos, ok = lo, hi > lo
+            pos, ok = (lo, hi > lo) if cut is None else cut.nth(np.ones(lay.n, np.int64))
         elif name == "last_value":
-            pos, ok = hi - 1, hi > lo
+            pos, ok = (hi - 1, hi > lo) if cut is None else cut.last()
         else:
             nth = _arg(rows, f, 1)
             nth_valid = nth.is_valid().to_numpy(zero_copy_only=False)
             k = pc.fill_null(nth.cast(pa.int64()), 1).to_numpy()
             if (nth_valid & (k <= 0)).any():
                 raise SqlError("22016", "argument of nth_value must be greater than zero")
-            pos = lo + k - 1
-            ok = nth_valid & (pos < hi)
+            if cut is None:
+                pos = lo + k - 1
+                ok = nth_valid & (pos < hi)
+            else:
+                pos, ok = cut.nth(k)
+                ok = ok & nth_valid
         return _take(value, pos, ok)
     if name == "count_star":
-        return pa.array(hi - lo)
+        return pa.array(hi - lo if cut is None else cut.count())
     value = _arg(rows, f, 0)
     valid = value.is_valid().to_numpy(zero_copy_only=False) if value.null_count else np.ones(len(value), bool)
-    nn = _range_sums(valid.astype(np.int64), lo, hi)
+    nn = sums(valid.astype(np.int64))
     if name == "count":
         return pa.array(nn)
     if name in ("min", "max"):
-        return _extreme(name, value, valid, lo, hi, f.frame, lay)
+        return _extreme(name, value, valid, lo, hi, f.frame, lay, cut)
     if name in ("sum", "avg"):
         if pa.types.is_floating(value.type):
-            return _float_sum(name, value, valid, nn, lo, hi, f, lay)
-        return _exact_sum(name, value, nn, lo, hi, f)
+            return _float_sum(name, value, valid, nn, lo, hi, f, lay, cut)
+        return _exact_sum(name, value, nn, sums, f)
     raise ValueError(f"unknown window function {name}")
 
 
@@ -269,9 +279,10 @@ def _range_sums(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 # ---- min / max --------------------------------------------------------------------------------
 
 def _extreme(name: str, value: pa.Array, valid: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-             frame: WindowFrame, lay: _Layout) -> pa.Array:
+             frame: WindowFrame, lay: _Layout, cut: window_frames.Excluded | None = None) -> pa.Array:
     """min/max over each frame via the dense rank of the values: the extreme is the greatest
-    *score* (rank, or reversed rank for min; 0 for NULL) in the frame."""
+    *score* (rank, or reversed rank for min; 0 for NULL) in the frame (with EXCLUDE: in each of
+    its runs of rows)."""
     n = len(value)
     if n == 0 or not valid.any():
         return pa.nulls(n, value.type)
@@ -279,7 +290,10 @@ def _extreme(name: str, value: pa.Array, valid: np.ndarray, lo: np.ndarray, hi: 
     top = int(rank[valid].max())
     score = np.where(valid, rank if name == "max" else top + 1 - rank, 0)
     big = top + 2
-    if frame.start[0] == "unbounded_preceding":
+    if cut is not None:
+        own = np.where(cut.keep, score, 0)
+        got = np.maximum(np.maximum(_range_max(score, cut.lo, cut.a), _range_max(score, cut.b, cut.hi)), own)
+    elif frame.start[0] == "unbounded_preceding":
         # Segmented running maximum: earlier partitions' keys are all below this one's.
         key = lay.part * big + score
         best = np.maximum.accumulate(key) - lay.part * big
@@ -291,7 +305,8 @@ def _extreme(name: str, value: pa.Array, valid: np.ndarray, lo: np.ndarray, hi: 
         got = best[np.minimum(lo, n - 1)]
     else:
         got = _range_max(score, lo, hi)
-    got = np.where(hi > lo, got, 0)
+    if cut is None:
+        got = np.where(hi > lo, got, 0)
     # Back from score to a row holding that value.
     rep = np.zeros(top + 2, np.int64)
     rep[score] = np.arange(n)
@@ -319,14 +334,14 @@ def _range_max(score: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     table = np.stack(levels)
     a = table[k, np.minimum(lo, n - 1)]
     b = table[k, np.clip(hi - (1 << k), 0, n - 1)]
-    return np.maximum(a, b)
+    return np.where(hi > lo, np.maximum(a, b), 0)
 
 
 # ---- sum / avg --------------------------------------------------------------------------------
 
-def _exact_sum(name: str, value: pa.Array, nn: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-               f: WindowFunc) -> pa.Array:
-    """sum/avg of integers and numeric: exact prefix sums of the unscaled values."""
+def _exact_sum(name: str, value: pa.Array, nn: np.ndarray, sums, f: WindowFunc) -> pa.Array:
+    """sum/avg of integers and numeric: exact prefix sums of the unscaled values (`sums` adds
+    an array over each row's frame)."""
     out = f.type
     in_scale = scale_of(value.type)
     fast = to_unscaled_i64(value)
@@ -337,7 +352,7 @@ def _exact_sum(name: str, value: pa.Array, nn: np.ndarray, lo: np.ndarray, hi: n
             v = None
     if v is None:
         v = to_unscaled(value)[0]
-    sums = _range_sums(v, lo, hi)
+    sums = sums(v)
     valid = nn > 0
     if name == "avg":
         s_out = out.effective_scale
@@ -353,21 +368,24 @@ def _exact_sum(name: str, value: pa.Array, nn: np.ndarray, lo: np.ndarray, hi: n
 
 
 def _float_sum(name: str, value: pa.Array, valid: np.ndarray, nn: np.ndarray, lo: np.ndarray,
-               hi: np.ndarray, f: WindowFunc, lay: _Layout) -> pa.Array:
+               hi: np.ndarray, f: WindowFunc, lay: _Layout, cut: window_frames.Excluded | None = None) -> pa.Array:
     """sum/avg of floats in frame order, as PostgreSQL's float8pl/float4pl add them: infinities
     and NaN counted apart (inf + -inf is NaN, NaN stays NaN), the finite values added in order.
-    sum(real) adds in single precision, avg(real) in double."""
+    sum(real) adds in single precision, avg(real) in double. With EXCLUDE the excluded rows
+    add nothing (PostgreSQL restarts the sum for each row of such a frame)."""
     single = name == "sum" and pa.types.is_float32(value.type)
     dtype = np.float32 if single else np.float64
     v = pc.fill_null(value, 0.0).to_numpy(zero_copy_only=False).astype(dtype)
     finite = np.isfinite(v)
-    specials = [_range_sums(m.astype(np.int64), lo, hi) if not finite.all() else None
-                for m in (v == np.inf, v == -np.inf, np.isnan(v))]
+    specials = [(_range_sums(m.astype(np.int64), lo, hi) if cut is None else cut.sums(m.astype(np.int64)))
+                if not finite.all() else None for m in (v == np.inf, v == -np.inf, np.isnan(v))]
     v = np.where(finite, v, dtype(0))
     n = len(v)
     width = int((hi - lo).max()) if n else 0
     with np.errstate(over="ignore", invalid="ignore"):
-        if f.frame.start[0] == "unbounded_preceding":
+        if cut is not None:
+            s = _excluded_float_sums(v, cut, width, dtype)
+        elif f.frame.start[0] == "unbounded_preceding":
             # Running frame: the partition's values added in order (a segmented cumulative sum).
             cs = pd.Series(v).groupby(lay.part).cumsum().to_numpy().astype(dtype) if n else v
             s = np.where(hi > lo, cs[np.maximum(hi - 1, 0)], dtype(0))
@@ -391,6 +409,21 @@ def _float_sum(name: str, value: pa.Array, valid: np.ndarray, nn: np.ndarray, lo
     if name == "avg":
         s = s / np.where(ok, nn, 1)
     return pa.array(s, mask=~ok).cast(f.type.arrow)
+
+
+def _excluded_float_sums(v: np.ndarray, cut: window_frames.Excluded, width: int, dtype) -> np.ndarray:
+    """Float sums over frames with an EXCLUDE cut: narrow frames added row by row in frame
+    order, skipping the cut; wide ones exactly over the runs, rounded once."""
+    n = len(v)
+    if width <= _NARROW:
+        s = np.zeros(n, dtype)
+        for j in range(width):
+            pos = cut.lo + j
+            inside = (pos < cut.hi) & ((pos < cut.a) | (pos >= cut.b) | (cut.keep & (pos == cut.i)))
+            s = np.where(inside, s + v[np.minimum(pos, n - 1)], s)
+        return s
+    return (_exact_float_sums(v, cut.lo, cut.a) + _exact_float_sums(v, cut.b, cut.hi)
+            + np.where(cut.keep, v[np.minimum(cut.i, n - 1)], 0)).astype(dtype)
 
 
 _POW2 = None

@@ -24,6 +24,8 @@ the interval, floats in double precision.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -124,3 +126,50 @@ def _shifted(key: pa.Array, t: SqlType, offset, forward: bool, scale: int = 0) -
     from decimal import Decimal
     scalar = pa.scalar(Decimal(str(offset)), pa.decimal256(75, values.type.scale))
     return (pc.add(values, scalar) if forward else pc.subtract(values, scalar)).cast(values.type)
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A frame [lo, hi) less its EXCLUDE part: the rows it holds are, in order, [lo, a), the
+    current row where `keep` (EXCLUDE TIES gives it back) and [b, hi).
+
+    Worked example, ROWS BETWEEN 2 PRECEDING AND 2 FOLLOWING EXCLUDE GROUP at row 3 of rows
+    0..6 whose peer group is rows 2..4: [lo, hi) = [1, 6), the cut [2, 5), so the frame holds
+    rows 1 and 5; with EXCLUDE TIES it holds 1, 3 and 5; with EXCLUDE CURRENT ROW 1, 2, 4, 5."""
+
+    i: np.ndarray
+    lo: np.ndarray
+    a: np.ndarray
+    keep: np.ndarray
+    b: np.ndarray
+    hi: np.ndarray
+
+    @classmethod
+    def of(cls, kind: str, i: np.ndarray, qs: np.ndarray, qe: np.ndarray, lo: np.ndarray,
+           hi: np.ndarray) -> "Excluded":
+        """`kind`: "current_row", "group" or "ties"; [qs, qe) each row's peer group."""
+        xs, xe = (i, i + 1) if kind == "current_row" else (qs, qe)
+        keep = (lo <= i) & (i < hi) if kind == "ties" else np.zeros(len(i), bool)
+        return cls(i, lo, np.clip(xs, lo, hi), keep, np.clip(xe, lo, hi), hi)
+
+    def count(self) -> np.ndarray:
+        return (self.a - self.lo) + (self.hi - self.b) + self.keep
+
+    def sums(self, x: np.ndarray) -> np.ndarray:
+        """sum of x over each frame's rows (exact for integers and object arrays)."""
+        p = np.zeros(len(x) + 1, dtype=x.dtype)
+        if len(x):
+            p[1:] = np.cumsum(x)
+        own = x[np.minimum(self.i, max(len(x) - 1, 0))] if len(x) else x
+        return (p[self.a] - p[self.lo]) + (p[self.hi] - p[self.b]) + np.where(self.keep, own, 0)
+
+    def nth(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The position of each frame's k-th row (k from 1), and whether it has one."""
+        first, mid = self.a - self.lo, self.keep.astype(np.int64)
+        pos = np.where(k <= first, self.lo + k - 1,
+                       np.where(k <= first + mid, self.i, self.b + (k - first - mid) - 1))
+        return pos, (k >= 1) & (k <= self.count())
+
+    def last(self) -> tuple[np.ndarray, np.ndarray]:
+        n = self.count()
+        return self.nth(np.maximum(n, 1))[0], n > 0

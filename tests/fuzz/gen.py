@@ -702,7 +702,7 @@ class QueryGen(LibraryGen):
     def window_call(self, atoms: list[Expr]) -> Expr | None:
         """A window function whose answer PostgreSQL determines whatever the order among
         peers: rank/dense_rank, or count/sum/min/max over the default frame, a RANGE frame
-        (offsets by the key's type) or a GROUPS frame."""
+        (offsets by the key's type) or a GROUPS frame, either with any EXCLUDE clause."""
         r = self.rng
         keys = [a for a in atoms if kind(a.typ) in ("int", "numeric", "float", "text", "date", "timestamp")]
         if not keys:
@@ -732,6 +732,8 @@ class QueryGen(LibraryGen):
             frame = " " + r.choice([f"GROUPS BETWEEN {a} PRECEDING AND {b} FOLLOWING",
                                     f"GROUPS BETWEEN CURRENT ROW AND {b} FOLLOWING",
                                     f"GROUPS BETWEEN UNBOUNDED PRECEDING AND {a} PRECEDING"])
+        if frame and self.chance(0.3):  # (each row's own exclusion does not depend on peers' order)
+            frame += " EXCLUDE " + r.choice(["CURRENT ROW", "GROUP", "TIES", "NO OTHERS"])
         over = f" OVER ({partition}ORDER BY {{0}}{order}{frame})"
         func = r.choice(["rank", "dense_rank", "count*", "count", "sum", "min", "max"])
         if func in ("rank", "dense_rank"):

@@ -1,4 +1,4 @@
-"""RANGE frames with offsets and GROUPS frames against PostgreSQL: every aggregate and
+"""RANGE frames with offsets, GROUPS frames and EXCLUDE against PostgreSQL: every aggregate and
 last/nth_value over them (where the frame's order is total: peers' order is PostgreSQL's to choose), ascending and descending, NULL keys first and last, integer,
 numeric, float (NaN, infinities), date and timestamp keys (interval offsets with months),
 partitions, duplicates, and PostgreSQL's errors for bad offsets."""
@@ -12,7 +12,8 @@ import pytest
 
 from tests.planner.engine_oracle import EngineDb, pg_answer
 
-DDL = ["CREATE TABLE wf (id int, g int, k int, x float8, n numeric(8,2), f float8, d date, ts timestamp)"]
+DDL = ["CREATE TABLE wf (id int, g int, k int, x float8, n numeric(8,2), f float8, d date, ts timestamp)",
+       "CREATE TABLE wide (i int, k int, v float8)"]
 DATA = ["INSERT INTO wf VALUES "
         "(1, 1, 1, 1, 1.50, 1.5, '2024-01-01', '2024-01-01 00:00'), "
         "(2, 1, 2, 2, 2.25, 'NaN', '2024-01-03', '2024-01-31 12:00'), "
@@ -23,7 +24,10 @@ DATA = ["INSERT INTO wf VALUES "
         "(7, 2, 1, 64, 1.00, '-Infinity', '2023-12-31', '2023-12-31 23:59'), "
         "(8, 2, 1, 128, 1.00, 0, '2024-01-01', '2024-01-01 00:01'), "
         "(9, 2, NULL, 256, NULL, NULL, NULL, NULL), "
-        "(10, 2, 10, 512, 10.00, 100, '2025-01-01', '2025-01-01 00:00')"]
+        "(10, 2, 10, 512, 10.00, 100, '2025-01-01', '2025-01-01 00:00')",
+        # Frames wider than the row-by-row float sums' limit (window._NARROW); dyadic values,
+        # so every order of addition gives one answer.
+        "INSERT INTO wide VALUES " + ", ".join(f"({i}, {i // 3}, {(i * 37) % 101 * 0.25})" for i in range(90))]
 
 FRAMES = [
     "RANGE BETWEEN {o} PRECEDING AND CURRENT ROW",
@@ -62,6 +66,36 @@ OTHERS = [
     "SELECT id, count(*) OVER (ORDER BY x::real RANGE BETWEEN 10 PRECEDING AND 10 FOLLOWING) FROM wf",
     "SELECT id, count(*) OVER w FROM wf WINDOW w AS (ORDER BY k RANGE BETWEEN 1 PRECEDING AND 1 FOLLOWING)",
 ]
+EXCLUDE_FRAMES = ["ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING", "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+                  "ROWS BETWEEN 2 PRECEDING AND 1 PRECEDING", "RANGE BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING",
+                  "RANGE BETWEEN 2 PRECEDING AND 2 FOLLOWING", "GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW",
+                  "RANGE CURRENT ROW"]
+EXCLUDES = ["CURRENT ROW", "GROUP", "TIES", "NO OTHERS"]
+
+
+def _exclude_queries():
+    """Order-independent answers only (peers' order is PostgreSQL's to choose): ROWS frames over
+    a total order (ties by id) unless they span the partition; aggregates, and first/last/
+    nth_value of the ORDER BY key itself, which peers share."""
+    out = []
+    for frame, ex, order in itertools.product(EXCLUDE_FRAMES, EXCLUDES, ("", " DESC NULLS LAST")):
+        ties = ", id" if frame.startswith("ROWS") else ""
+        over = f"(PARTITION BY g ORDER BY k{order}{ties} {frame} EXCLUDE {ex})"
+        out.append(f"SELECT id, sum(x) OVER {over}, count(*) OVER {over}, count(k) OVER {over}, "
+                   f"min(x) OVER {over}, max(n) OVER {over}, avg(n) OVER {over}, sum(f) OVER {over}, "
+                   f"first_value(k) OVER {over}, last_value(k) OVER {over}, nth_value(k, 2) OVER {over} FROM wf")
+    for ex in EXCLUDES:
+        for over in (f"(ORDER BY k, i ROWS BETWEEN 40 PRECEDING AND 40 FOLLOWING EXCLUDE {ex})",
+                     f"(ORDER BY k GROUPS BETWEEN 13 PRECEDING AND 13 FOLLOWING EXCLUDE {ex})"):
+            out.append(f"SELECT i, sum(v) OVER {over}, avg(v) OVER {over}, max(v) OVER {over}, "
+                       f"count(*) OVER {over}, nth_value(k, 50) OVER {over} FROM wide")
+        over = f"(PARTITION BY g ORDER BY k ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING EXCLUDE {ex})"
+        out.append(f"SELECT id, sum(x) OVER {over}, count(k) OVER {over}, min(n) OVER {over} FROM wf")
+        out.append(f"SELECT id, sum(x) OVER (PARTITION BY g ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED "
+                   f"FOLLOWING EXCLUDE {ex}) FROM wf")
+    return out
+
+
 ERRORS = [
     "SELECT sum(x) OVER (ORDER BY k RANGE BETWEEN -1 PRECEDING AND CURRENT ROW) FROM wf",
     "SELECT sum(x) OVER (ORDER BY k RANGE BETWEEN 1.5 PRECEDING AND CURRENT ROW) FROM wf",
@@ -72,13 +106,15 @@ ERRORS = [
     "SELECT sum(x) OVER (ORDER BY k RANGE BETWEEN NULL PRECEDING AND CURRENT ROW) FROM wf",
     "SELECT sum(x) OVER (ORDER BY k GROUPS BETWEEN -1 PRECEDING AND CURRENT ROW) FROM wf",
     "SELECT sum(x) OVER (ORDER BY f RANGE BETWEEN 'NaN' PRECEDING AND CURRENT ROW) FROM wf",
+    "SELECT sum(x) OVER (GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM wf",
+    "SELECT sum(x) OVER (PARTITION BY g GROUPS UNBOUNDED PRECEDING) FROM wf",
 ]
 
 
 @pytest.fixture(scope="module")
 def pg(pg_oracle):
     with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS wf CASCADE")
+        conn.execute("DROP TABLE IF EXISTS wf, wide CASCADE")
         for s in DDL + DATA:
             conn.execute(s)
         yield conn
@@ -89,7 +125,7 @@ def db():
     return EngineDb(DDL, DATA)
 
 
-@pytest.mark.parametrize("sql", _range_queries() + GROUPS + OTHERS)
+@pytest.mark.parametrize("sql", _range_queries() + GROUPS + OTHERS + _exclude_queries())
 def test_frames_match_postgres(sql, db, pg):
     assert db.answer(sql) == pg_answer(pg, sql)
 
