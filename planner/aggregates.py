@@ -480,6 +480,31 @@ class Grouping:
                      if isinstance(k, ColumnRef) and k.index < len(self.scope.columns)
                      and self.scope.columns[k.index].level > 0)
 
+    def _outer_key_positions(self) -> list[int]:
+        """Positions in `keys` of a correlated subquery's outer values (D's columns, in D's order)."""
+        outer = [ColumnRef(i, c.type) for i, c in enumerate(self.scope.columns) if c.level > 0]
+        return [self.keys.index(k) for k in outer if k in self.keys]
+
+    def _one_row_per_outer_value(self, branch: Plan, key_types: list[SqlType], aggs: tuple[AggregateExpr, ...],
+                                 outer: list[int]) -> Plan:
+        """A grouping set of no user key in a correlated subquery: one row per outer value
+        (D's rows), the aggregates' empty values where it has no input rows, as the global
+        aggregate of `planner.subqueries.global_aggregate_per_key` (here with the other keys
+        NULL)."""
+        d = self.ctx.outer.plan
+        d_width = len(output_types(d))
+        defaults = [Literal(0 if a.func in ("count", "count_star") else None, a.type) for a in aggs]
+        null_keys = [Literal(None, t) for t in key_types]
+
+        def padded(rows: Plan, width: int, where: list[int]) -> Plan:
+            # keys (outer ones from `where` columns of rows, others NULL) ++ default aggregates
+            exprs = [ColumnRef(where[outer.index(k)], key_types[k]) if k in outer else null_keys[k]
+                     for k in range(len(key_types))] + defaults
+            return Project(Map(rows, tuple(exprs)), tuple(range(width, width + len(exprs))))
+        present = Project(branch, tuple(outer))  # (one row per outer value: a Reduce by them)
+        return Union_((branch, padded(d, d_width, list(range(d_width))),
+                       Negate(padded(present, len(outer), list(range(len(outer)))))))
+
     def build(self) -> Plan:
         """The Reduce (wrapped for global aggregates), output = keys ++ aggregates."""
         width = len(self.scope.columns)
@@ -502,8 +527,12 @@ class Grouping:
         # a union; GROUPING(...) values are constants per set.
         base_width = len(output_types(plan))
         key_types = [k.type for k in self.keys]
+        # In a correlated subquery every set also groups by the outer values (`planner.subqueries`).
+        outer = self._outer_key_positions()
         branches = []
         for s in self.sets if self.sets is not None else [tuple(range(len(self.keys)))]:
+            if self.sets is not None:
+                s = tuple(s) + tuple(k for k in outer if k not in s)
             absent = [k for k in range(len(self.keys)) if k not in s]
             branch_in = plan
             if absent:
@@ -512,6 +541,8 @@ class Grouping:
             group_key = tuple(key_cols[k] if k in s else base_width + absent.index(k) for k in range(len(self.keys)))
             branch: Plan = equality_keys.reduce(branch_in, group_key, aggs, self._outer_key_columns(key_cols)) if s else \
                 _one_row(Reduce(branch_in, group_key, aggs), key_types)
+            if outer and self.sets is not None and set(s) <= set(outer):
+                branch = self._one_row_per_outer_value(branch, key_types, aggs, outer)
             markers = [a for a in self.aggs if isinstance(a, GroupingCall)]
             if markers:
                 width = len(self.keys) + len(aggs)

@@ -966,8 +966,6 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
         if any(find_table_functions(it) for it, _ in items if not isinstance(it, int)):
             raise unsupported("set-returning functions in a select list with aggregates or GROUP BY")
         user_keys, grouping_sets = _group_keys(sel, items, scope, ctx)
-        if grouping_sets is not None and outer_keys:
-            raise unsupported("GROUPING SETS, ROLLUP or CUBE in a correlated subquery")
         grouping = Grouping(base.plan, scope, ctx, user_keys + [k for k in outer_keys if k not in user_keys],
                             grouping_sets)
         # Subqueries here see the grouped rows: the GROUP BY columns (keys come first).
@@ -1050,7 +1048,7 @@ def _plan_select(sel: exp.Select, ctx: PlanContext, top: bool) -> QueryResult:
             # so a failing constant in it still fails the statement (PostgreSQL plans the input).
             grouping.input_plan = Join(grouping.input_plan, Constant((), ()), (), ())
         plan = grouping.build()
-        if outer_keys and not user_keys:
+        if outer_keys and not user_keys and grouping_sets is None:
             # A global aggregate per outer value: its default row where nothing matched.
             plan = global_aggregate_per_key(plan, ctx.outer.plan)
         outer_keys = [ColumnRef(grouping.keys.index(k), k.type) for k in outer_keys]

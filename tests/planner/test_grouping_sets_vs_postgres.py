@@ -71,6 +71,19 @@ QUERIES = [
     "SELECT * FROM e NATURAL FULL JOIN u",
     "SELECT a FROM t UNION SELECT y FROM u",
     "SELECT n FROM t UNION SELECT 1.5::float8",
+    # grouping sets in correlated subqueries: every set also grouped by the outer values; a set
+    # of no key has its row for every outer value, matched or not
+    "SELECT u.a, (SELECT array_agg(n ORDER BY n)::text FROM (SELECT count(*) AS n FROM t WHERE t.a <= u.a "
+    "GROUP BY ROLLUP (b)) s) FROM u",
+    "SELECT u.a, (SELECT array_agg(n ORDER BY n)::text FROM (SELECT sum(x) AS n FROM t WHERE t.a = u.a "
+    "GROUP BY GROUPING SETS ((), ())) s) FROM u",
+    "SELECT u.a, EXISTS (SELECT 1 FROM t WHERE t.a > u.a GROUP BY GROUPING SETS ((b), ())) FROM u",
+    "SELECT u.a, (SELECT count(*) FROM (SELECT b, grouping(b) AS g, count(*) FROM t WHERE t.a > u.a "
+    "GROUP BY CUBE (b)) s) FROM u",
+    "SELECT u.a, x.* FROM u, LATERAL (SELECT b, grouping(b), sum(t.x + u.y) FROM t GROUP BY ROLLUP (b)) x",
+    "SELECT u.a, x.* FROM u, LATERAL (SELECT t.c, count(*) FROM t WHERE t.c = u.c GROUP BY ROLLUP (t.c)) x",
+    "SELECT a FROM u WHERE y IN (SELECT count(*) + u.a FROM t GROUP BY ROLLUP (a, b))",
+    "SELECT u.a FROM u WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.a = u.a GROUP BY CUBE (b, c) HAVING count(*) > 2)",
 ]
 ORDERED = [
     "SELECT a, b, count(*) FROM t GROUP BY ROLLUP(a, b) ORDER BY grouping(a, b), a NULLS FIRST, b NULLS FIRST",
