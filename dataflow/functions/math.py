@@ -44,6 +44,7 @@ import pyarrow.compute as pc
 from dataflow.decimal_util import (from_unscaled, from_unscaled_i64, plain_text, scale_of, to_unscaled,
                                    to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
+from dataflow.functions import libm
 from dataflow.expr import Call, Cast, Literal, ScalarExpr
 from dataflow.types import TypeKind
 
@@ -193,13 +194,11 @@ def _sign(x: np.ndarray) -> np.ndarray:
 
 
 def _tanh(x: np.ndarray) -> np.ndarray:
-    """The C library's tanh per value (NumPy's own tanh differs in the last bit from the C
-    library's, which PostgreSQL uses): not vectorised."""
-    return np.fromiter(map(math.tanh, x.tolist()), dtype=np.float64, count=len(x))
+    return libm.tanh(x)
 
 
 def _atanh(x: np.ndarray) -> np.ndarray:
-    return np.where(x == 1.0, np.inf, np.where(x == -1.0, -np.inf, np.arctanh(x)))
+    return np.where(x == 1.0, np.inf, np.where(x == -1.0, -np.inf, libm.arctanh(x)))
 
 
 RADIANS_PER_DEGREE = 0.0174532925199432957692
@@ -213,11 +212,11 @@ _ATAN_1_0 = math.atan(1.0)
 
 
 def _sind_0_to_30(x: np.ndarray) -> np.ndarray:
-    return (np.sin(x * RADIANS_PER_DEGREE) / _SIN_30) / 2.0
+    return (libm.sin(x * RADIANS_PER_DEGREE) / _SIN_30) / 2.0
 
 
 def _cosd_0_to_60(x: np.ndarray) -> np.ndarray:
-    one_minus_cos_x = 1.0 - np.cos(x * RADIANS_PER_DEGREE)
+    one_minus_cos_x = 1.0 - libm.cos(x * RADIANS_PER_DEGREE)
     return 1.0 - (one_minus_cos_x / _ONE_MINUS_COS_60) / 2.0
 
 
@@ -234,11 +233,11 @@ _COT_45 = float(_cosd_q1(np.array([45.0]))[0] / _sind_q1(np.array([45.0]))[0])
 
 
 def _asind_q1(x: np.ndarray) -> np.ndarray:
-    return np.where(x <= 0.5, (np.arcsin(x) / _ASIN_0_5) * 30.0, 90.0 - (np.arccos(x) / _ACOS_0_5) * 60.0)
+    return np.where(x <= 0.5, (libm.arcsin(x) / _ASIN_0_5) * 30.0, 90.0 - (libm.arccos(x) / _ACOS_0_5) * 60.0)
 
 
 def _acosd_q1(x: np.ndarray) -> np.ndarray:
-    return np.where(x <= 0.5, 90.0 - (np.arcsin(x) / _ASIN_0_5) * 30.0, (np.arccos(x) / _ACOS_0_5) * 60.0)
+    return np.where(x <= 0.5, 90.0 - (libm.arcsin(x) / _ASIN_0_5) * 30.0, (libm.arccos(x) / _ACOS_0_5) * 60.0)
 
 
 def _reduce_degrees(x: np.ndarray, flips: tuple[bool, bool, bool]) -> tuple[np.ndarray, np.ndarray]:
@@ -292,7 +291,7 @@ def _acosd(x: np.ndarray) -> np.ndarray:
 
 
 def _atand(x: np.ndarray) -> np.ndarray:
-    return (np.arctan(x) / _ATAN_1_0) * 45.0
+    return (libm.arctan(x) / _ATAN_1_0) * 45.0
 
 
 def _nan_keeping(fn: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
@@ -311,7 +310,7 @@ def _f_power(vals: list[pa.Array], expr: Call) -> pa.Array:
     with np.errstate(all="ignore"):
         _raise_first([(checked & (x == 0) & (y < 0), _zero_negative_power),
                       (checked & (x < 0) & (np.floor(y) != y), _complex_power)])
-        r = np.power(x, y)
+        r = libm.power(x, y)
     finite = checked & np.isfinite(x) & np.isfinite(y)
     _raise_first([(finite & np.isinf(r), _overflow), (finite & (r == 0) & (x != 0), _underflow)])
     return _f64_out(r, valid)
@@ -322,7 +321,7 @@ def _f_atan2(degrees: bool) -> Callable:
         y, vy = _f64(vals[0])
         x, vx = _f64(vals[1])
         with np.errstate(all="ignore"):
-            r = np.arctan2(y, x)
+            r = libm.arctan2(y, x)
             if degrees:
                 r = (r / _ATAN_1_0) * 45.0
         return _f64_out(r, vx & vy)
@@ -982,22 +981,22 @@ def _shift(left: bool) -> Callable:
 
 KERNELS = {
     "math_f_sqrt": _float_unary(np.sqrt, lambda x: [(x < 0, _negative_sqrt)]),
-    "math_f_cbrt": _float_unary(np.cbrt),
-    "math_f_exp": _float_unary(np.exp, result_checks=_exp_result),
-    "math_f_ln": _float_unary(np.log, _log_checks),
-    "math_f_log10": _float_unary(np.log10, _log_checks),
+    "math_f_cbrt": _float_unary(libm.cbrt),
+    "math_f_exp": _float_unary(libm.exp, result_checks=_exp_result),
+    "math_f_ln": _float_unary(libm.log, _log_checks),
+    "math_f_log10": _float_unary(libm.log10, _log_checks),
     "math_f_sign": _float_unary(_sign),
     "math_f_trunc": _float_unary(np.trunc),
     "math_f_power": _f_power,
     "math_f_degrees": _float_unary(lambda x: x / RADIANS_PER_DEGREE, result_checks=_finite_overflow),
     "math_f_radians": _float_unary(lambda x: x * RADIANS_PER_DEGREE, result_checks=_finite_overflow),
-    "math_f_sin": _float_unary(np.sin, _infinite_input),
-    "math_f_cos": _float_unary(np.cos, _infinite_input),
-    "math_f_tan": _float_unary(np.tan, _infinite_input),
-    "math_f_cot": _float_unary(lambda x: 1.0 / np.tan(x), _infinite_input),
-    "math_f_asin": _float_unary(np.arcsin, _outside_unit),
-    "math_f_acos": _float_unary(np.arccos, _outside_unit),
-    "math_f_atan": _float_unary(np.arctan),
+    "math_f_sin": _float_unary(libm.sin, _infinite_input),
+    "math_f_cos": _float_unary(libm.cos, _infinite_input),
+    "math_f_tan": _float_unary(libm.tan, _infinite_input),
+    "math_f_cot": _float_unary(lambda x: 1.0 / libm.tan(x), _infinite_input),
+    "math_f_asin": _float_unary(libm.arcsin, _outside_unit),
+    "math_f_acos": _float_unary(libm.arccos, _outside_unit),
+    "math_f_atan": _float_unary(libm.arctan),
     "math_f_atan2": _f_atan2(False),
     "math_f_sind": _float_unary(_nan_keeping(_sind), _infinite_input),
     "math_f_cosd": _float_unary(_nan_keeping(_cosd), _infinite_input),
@@ -1007,11 +1006,11 @@ KERNELS = {
     "math_f_acosd": _float_unary(_nan_keeping(_acosd), _outside_unit),
     "math_f_atand": _float_unary(_atand),
     "math_f_atan2d": _f_atan2(True),
-    "math_f_sinh": _float_unary(np.sinh),
-    "math_f_cosh": _float_unary(np.cosh),
+    "math_f_sinh": _float_unary(libm.sinh),
+    "math_f_cosh": _float_unary(libm.cosh),
     "math_f_tanh": _float_unary(_tanh),
-    "math_f_asinh": _float_unary(np.arcsinh),
-    "math_f_acosh": _float_unary(np.arccosh, lambda x: [(x < 1.0, _input_out_of_range)]),
+    "math_f_asinh": _float_unary(libm.arcsinh),
+    "math_f_acosh": _float_unary(libm.arccosh, lambda x: [(x < 1.0, _input_out_of_range)]),
     "math_f_atanh": _float_unary(_atanh, _outside_unit),
     "math_f_width_bucket": _f_width_bucket,
     "math_pi": _pi,

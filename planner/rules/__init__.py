@@ -13,6 +13,7 @@ from dataclasses import replace
 from dataflow.plan import Constant, Plan, output_types
 from planner.rules.constant_filters import evaluate_constant_filters
 from planner.rules.fold_constants import raise_deferred, raise_deferred_planned
+from planner.rules.join_constants import propagate_join_constants
 from planner.rules.numeric_literals import check_numeric_literals
 from planner.rules.prune_columns import prune_columns
 from planner.rules.prune_empty import prune_empty
@@ -23,7 +24,7 @@ from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeleteP
 def optimize(plan: Plan) -> Plan:
     """Every rule, in order, over one relational plan. The output columns never change. A
     failing constant the pruned plan still reads is raised (`fold_constants`)."""
-    plan = evaluate_constant_filters(prune_columns(plan))
+    plan = evaluate_constant_filters(prune_columns(propagate_join_constants(plan)))
     raise_deferred_planned(plan)
     return prune_empty(plan)
 
