@@ -151,6 +151,7 @@ class SourceController:
 
     async def start(self) -> None:
         """At environmentd start (after the shards were imported): resume every source."""
+        self.webhooks.start()
         for source in self.sources():
             outputs, progress = self.parts(source)
             if progress is None or (not source.columns and len(outputs) < len(self.generator(source).outputs())):

@@ -98,6 +98,13 @@ class WebhookIngest:
                                                   snapshot_committed=True)
         return s
 
+    def start(self) -> None:
+        """At environmentd start: every webhook source is running (its shard was imported with
+        the tables'; requests find it by name), shown so before its first request."""
+        for item in self.coord.catalog.items():
+            if item.kind is ItemKind.SOURCE and _is_webhook(item):
+                self.statistics(item.id)
+
     def forget(self, id: str) -> None:
         self.stats.pop(id, None)
         self._specs.pop(id, None)
