@@ -105,7 +105,7 @@ def test_concurrent_posts_view_subscribe_and_status_codes(slipstream, unique_pre
             assert Counter(got) == Counter((e["id"], e["id"].split("-")[0], e["amount"]) for e in sent)
             expected = aggregate(sent)
             assert sorted(conn.execute(f"SELECT kind, n, total FROM {p}by_kind").fetchall()) == expected
-            view.apply(psycopg_fetch_until(sub, "c", lambda rows: _rebuilt(view, rows) == expected), progress=True)
+            view.apply(psycopg_fetch_until(sub, "c", lambda rows: _rebuilt(rows) == expected), progress=True)
             assert view.rows() == sorted((tuple(r) for r in expected), key=repr)
 
             # Bad requests and their status codes.
@@ -131,7 +131,7 @@ def test_concurrent_posts_view_subscribe_and_status_codes(slipstream, unique_pre
         assert post(slipstream, path, b"{}")[0] == 404  # DROP SOURCE removed the endpoint
 
 
-def _rebuilt(view: Reconstruction, rows: list) -> list[tuple]:
+def _rebuilt(rows: list) -> list[tuple]:
     probe = Reconstruction()
     probe.apply(rows, progress=True)
     return sorted(probe.rows())

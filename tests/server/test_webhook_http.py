@@ -16,7 +16,7 @@ import aiohttp
 from dataflow.batch import consolidate
 from planner.parse import parse
 from planner.planning import plan_statement
-from server.http.webhook import HttpServer
+from server.http.webhook import HttpServer, make_app
 from tests.storage.test_source_controller import open_coordinator
 
 
@@ -139,6 +139,40 @@ def test_concurrent_requests_share_commits(tmp_path: Path):
             assert len(times) < n_clients * per_client / 2, len(times)
         finally:
             await http.close()
+            coord.catalog.close()
+
+    asyncio.run(main())
+
+
+def test_too_many_requests_in_flight_is_429(tmp_path: Path):
+    async def main():
+        from aiohttp import web
+        coord = open_coordinator(tmp_path)
+        await create(coord, "CREATE SOURCE t FROM WEBHOOK BODY FORMAT TEXT")
+        runner = web.AppRunner(make_app(coord.sources.webhooks, max_in_flight=1))
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        try:
+            # The first request holds the only slot: its body has not all arrived.
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"POST /api/webhook/slipstream/public/t HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\nab")
+            await writer.drain()
+            await asyncio.sleep(0.2)
+            async with aiohttp.ClientSession() as s:
+                async with s.post(f"http://127.0.0.1:{port}/api/webhook/slipstream/public/t", data=b"x") as r:
+                    assert r.status == 429
+            writer.write(b"cd")
+            await writer.drain()
+            assert (await reader.readline()).startswith(b"HTTP/1.1 200")
+            writer.close()
+            async with aiohttp.ClientSession() as s:  # the slot is free again
+                async with s.post(f"http://127.0.0.1:{port}/api/webhook/slipstream/public/t", data=b"y") as r:
+                    assert r.status == 200
+            assert sorted(r["c0"] for r in shard_rows(coord, coord.catalog.resolve(("t",)))) == ["abcd", "y"]
+        finally:
+            await runner.cleanup()
             coord.catalog.close()
 
     asyncio.run(main())
