@@ -10,7 +10,8 @@ COUNTER is a single-output generator: the source itself is the relation (column 
 AUCTION, MARKETING and TPCH need FOR ALL TABLES, which creates one subsource per relation in the
 source's schema. Every source also gets a progress subsource (`<name>_progress`, column
 `offset`): the next tick it will generate. `FROM WEBHOOK` continues in planner/webhook_syntax.py.
-Other source types (Kafka, PostgreSQL, MySQL) and the KEY VALUE / DATUMS / CLOCK generators are refused with 0A000.
+Other source types (Kafka, PostgreSQL, MySQL) and the KEY VALUE / DATUMS / CLOCK generators are
+refused with 0A000.
 
 >>> from planner.parse import parse
 >>> parse("CREATE SOURCE c FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms')")[0].ast.options
@@ -30,7 +31,8 @@ from planner import mz_ast as m
 
 _GENERATORS = ("COUNTER", "AUCTION", "MARKETING", "TPCH")
 _UNSUPPORTED_GENERATORS = {"KEY": "KEY VALUE", "DATUMS": "DATUMS", "CLOCK": "CLOCK"}
-_UNSUPPORTED_FROM = {"KAFKA": "Kafka", "POSTGRES": "PostgreSQL", "MYSQL": "MySQL", "SQL": "SQL Server", "KINESIS": "Kinesis", "S3": "S3", "FILE": "file"}
+_UNSUPPORTED_FROM = {"KAFKA": "Kafka", "POSTGRES": "PostgreSQL", "MYSQL": "MySQL", "SQL": "SQL Server",
+                     "KINESIS": "Kinesis", "S3": "S3", "FILE": "file"}
 
 # option words -> (option key, value kind)
 _OPTIONS = {

@@ -65,9 +65,9 @@ class SourceController:
     # -- catalog ----------------------------------------------------------------------------
 
     def sources(self) -> list[CatalogItem]:
-        """The load-generator sources (webhook sources have no ingestion task)."""
+        """The sources with an ingestion task (webhook sources have none: requests append)."""
         return [i for i in self.coord.catalog.items()
-                if i.kind is ItemKind.SOURCE and source_config(i).get("type", "load-generator") == "load-generator"]
+                if i.kind is ItemKind.SOURCE and source_config(i).get("type") != "webhook"]
 
     def parts(self, source: CatalogItem) -> tuple[dict[str | None, str], str]:
         """(output name -> collection id, progress id) of a source."""
