@@ -266,6 +266,9 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
     from planner.source_syntax import CreateSource, plan_create_source
     if isinstance(ast, CreateSource):
         return plan_create_source(ast, ctx, stmt.sql)
+    from planner.webhook_syntax import CreateWebhookSource, plan_create_webhook_source
+    if isinstance(ast, CreateWebhookSource):
+        return plan_create_webhook_source(ast, ctx, stmt.sql)
     if isinstance(ast, m.ROLE_STATEMENTS):
         return ast  # CREATE/ALTER/DROP ROLE need no planning: the adapter runs them as parsed
     from planner.cluster_syntax import CLUSTER_STATEMENTS

@@ -9,8 +9,9 @@
 COUNTER is a single-output generator: the source itself is the relation (column `counter`).
 AUCTION, MARKETING and TPCH need FOR ALL TABLES, which creates one subsource per relation in the
 source's schema. Every source also gets a progress subsource (`<name>_progress`, column
-`offset`): the next tick it will generate. Other source types (Kafka, PostgreSQL, MySQL, webhooks)
-and the KEY VALUE / DATUMS / CLOCK generators are refused with 0A000.
+`offset`): the next tick it will generate. `FROM WEBHOOK` continues in planner/webhook_syntax.py.
+Other source types (Kafka, PostgreSQL, MySQL) and the KEY VALUE / DATUMS / CLOCK generators are
+refused with 0A000.
 
 >>> from planner.parse import parse
 >>> parse("CREATE SOURCE c FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms')")[0].ast.options
@@ -30,8 +31,8 @@ from planner import mz_ast as m
 
 _GENERATORS = ("COUNTER", "AUCTION", "MARKETING", "TPCH")
 _UNSUPPORTED_GENERATORS = {"KEY": "KEY VALUE", "DATUMS": "DATUMS", "CLOCK": "CLOCK"}
-_UNSUPPORTED_FROM = {"KAFKA": "Kafka", "POSTGRES": "PostgreSQL", "MYSQL": "MySQL", "WEBHOOK": "webhook",
-                     "SQL": "SQL Server", "KINESIS": "Kinesis", "S3": "S3", "FILE": "file"}
+_UNSUPPORTED_FROM = {"KAFKA": "Kafka", "POSTGRES": "PostgreSQL", "MYSQL": "MySQL", "SQL": "SQL Server",
+                     "KINESIS": "Kinesis", "S3": "S3", "FILE": "file"}
 
 # option words -> (option key, value kind)
 _OPTIONS = {
@@ -71,7 +72,7 @@ class CreateSourcePlan:
     create_sql: str
 
 
-def parse_create_source(c) -> CreateSource:
+def parse_create_source(c) -> "CreateSource | CreateWebhookSource":
     """After CREATE (at SOURCE)."""
     from planner.dialect import interval_ms, syntax_error_at
     c.expect("SOURCE")
@@ -81,6 +82,9 @@ def parse_create_source(c) -> CreateSource:
         from planner.cluster_syntax import check_cluster
         check_cluster(c.ident())
     c.expect("FROM")
+    if c.accept("WEBHOOK"):  # planner/webhook_syntax.py
+        from planner.webhook_syntax import parse_webhook
+        return parse_webhook(c, name, bool(if_not_exists))
     if not c.accept("LOAD", "GENERATOR"):
         t = c.peek()
         word = t.text.upper() if t is not None else ""

@@ -1,6 +1,6 @@
 """The `slipstream` command.
 
-    slipstream serve [--host 0.0.0.0] [--port 6875] [--data-dir ./data] [--workers 2]
+    slipstream serve [--host 0.0.0.0] [--port 6875] [--http-port 6876] [--data-dir ./data] [--workers 2]
                      [--spark-master local[3]] [--advertise-host 127.0.0.1]
                      [--auth trust|password|md5|scram-sha-256] [--default-password-file FILE]
                      [--tls-cert FILE --tls-key FILE [--tls-require]]
@@ -23,6 +23,11 @@ def main(argv: list[str] | None = None) -> int:
     serve = sub.add_parser("serve", help="run the server (environmentd with an embedded Spark driver)")
     serve.add_argument("--host", default=os.environ.get("SLIPSTREAM_HOST", "0.0.0.0"))
     serve.add_argument("--port", type=int, default=int(os.environ.get("SLIPSTREAM_PORT", "6875")))
+    serve.add_argument("--http-port", type=int, default=int(os.environ.get("SLIPSTREAM_HTTP_PORT", "6876")),
+                       help="HTTP port of webhook sources (POST /api/webhook/<database>/<schema>/<source>); "
+                            "0 picks a free one (default 6876)")
+    serve.add_argument("--http-host", default=os.environ.get("SLIPSTREAM_HTTP_HOST"),
+                       help="address the HTTP port listens on (default: --host)")
     serve.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SLIPSTREAM_DATA_DIR", "data")))
     serve.add_argument("--workers", type=int, default=int(os.environ.get("SLIPSTREAM_WORKERS", "2")),
                        help="dataflow workers in the replica (Spark barrier tasks)")
@@ -101,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         except SqlError as e:
             parser.error(str(e))
         run(args.host, args.port, args.data_dir, args.workers, args.spark_master, args.advertise_host,
-            auth=auth, default_password=password or None, replica_memory_bytes=replica_memory)
+            auth=auth, default_password=password or None, replica_memory_bytes=replica_memory,
+            http_host=args.http_host, http_port=args.http_port)
     return 0
 
 

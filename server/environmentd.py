@@ -30,7 +30,8 @@ def apply_default_password(catalog, password: str | None, method: str) -> None:
 
 
 async def serve(host: str, port: int, config: CoordinatorConfig, auth: AuthConfig | None = None,
-                default_password: str | None = None) -> None:
+                default_password: str | None = None, http_host: str | None = None,
+                http_port: int = 6876) -> None:
     auth = auth or AuthConfig()
     coordinator = Coordinator(config)
     log.info("starting: data in %s, %d workers", config.data_dir, config.workers)
@@ -42,6 +43,11 @@ async def serve(host: str, port: int, config: CoordinatorConfig, auth: AuthConfi
              "required" if auth.tls_require else "offered" if auth.tls is not None else "off")
     await server.start()
     log.info("listening for pgwire on %s:%d", host, server.port)
+    from server.http.webhook import HttpServer
+    http = HttpServer(coordinator.sources.webhooks, http_host or host, http_port)
+    await http.start()
+    log.info("listening for HTTP (webhook sources: POST /api/webhook/<database>/<schema>/<source>) on %s:%d",
+             http.host, http.port)
     print(f"slipstream: ready for connections on {host}:{server.port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -51,13 +57,14 @@ async def serve(host: str, port: int, config: CoordinatorConfig, auth: AuthConfi
     await stop.wait()
     log.info("shutting down")
     serving.cancel()
+    await http.close()
     await server.close()
     await coordinator.close()
 
 
 def run(host: str, port: int, data_dir: Path, workers: int, spark_master: str | None,
         advertise_host: str, auth: AuthConfig | None = None, default_password: str | None = None,
-        replica_memory_bytes: int | None = None) -> None:
+        replica_memory_bytes: int | None = None, http_host: str | None = None, http_port: int = 6876) -> None:
     try:
         import uvloop
         uvloop.install()
@@ -65,4 +72,4 @@ def run(host: str, port: int, data_dir: Path, workers: int, spark_master: str | 
         pass
     config = CoordinatorConfig(data_dir=data_dir.resolve(), workers=workers, spark_master=spark_master,
                                advertise_host=advertise_host, replica_memory_bytes=replica_memory_bytes)
-    asyncio.run(serve(host, port, config, auth, default_password))
+    asyncio.run(serve(host, port, config, auth, default_password, http_host, http_port))

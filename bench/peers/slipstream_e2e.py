@@ -50,7 +50,7 @@ class SlipstreamE2E:
         log = open(self.base_dir / "server.log", "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-             "--data-dir", str(self.base_dir / "data")],
+             "--http-port", str(free_port()), "--data-dir", str(self.base_dir / "data")],
             cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S

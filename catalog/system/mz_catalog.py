@@ -25,7 +25,7 @@ def database_id(oid: int) -> str:
 
 
 def source_type(item) -> str:
-    """mz_sources.type (and SHOW SOURCES' type): load-generator, subsource or progress."""
+    """mz_sources.type (and SHOW SOURCES' type): load-generator, webhook, subsource or progress."""
     import json
     config = json.loads(item.definition or "{}")
     if item.kind is ItemKind.SOURCE:
@@ -151,7 +151,7 @@ def mz_source_statuses(snap: CatalogSnapshot):
         if item is None:
             continue
         at = dt.datetime.fromtimestamp(s.last_status_change_ms / 1000, dt.timezone.utc)
-        rows.append((s.id, item.name, "load-generator", at, s.status, s.error))
+        rows.append((s.id, item.name, source_type(item), at, s.status, s.error))
     return rows
 relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id text, name text, type text, owner_id text")(
     lambda snap: ())

@@ -3,12 +3,14 @@
 encode/decode go through Python's codecs once per distinct value (no vectorised base64 in
 Arrow); lengths are Arrow's binary_length. sha224/256/384/512 hash each distinct value once
 with hashlib (Arrow has no SHA-2 kernel): a Python call per distinct value, unavoidable.
+hmac and constant_time_eq (webhook CHECKs) likewise call Python's hmac per row: Arrow has neither.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import uuid
 
 import pyarrow as pa
@@ -111,6 +113,36 @@ def _sha2(algorithm: str):
     return run
 
 
-KERNELS = {"encode": _encode, "decode": _decode, "bytea_length": _bytea_length,
+_HMAC_ALGORITHMS = ("md5", "sha1", "sha224", "sha256", "sha384", "sha512")
+
+
+def _bytes_of(v) -> list:
+    a = _arr(v)
+    if pa.types.is_string(a.type) or pa.types.is_large_string(a.type):
+        return [None if s is None else s.encode() for s in a.to_pylist()]
+    return a.to_pylist()
+
+
+def _hmac(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """hmac(data, key, algorithm), pgcrypto's: the digest of data keyed with key (text is its
+    UTF-8 bytes)."""
+    out = []
+    for data, key, alg in zip(_bytes_of(vals[0]), _bytes_of(vals[1]), _arr(vals[2]).to_pylist()):
+        if data is None or key is None or alg is None:
+            out.append(None)
+            continue
+        if alg.lower() not in _HMAC_ALGORITHMS:
+            raise SqlError(SqlState.INVALID_PARAMETER_VALUE, f'invalid hash algorithm "{alg}"')
+        out.append(hmac.new(key, data, alg.lower()).digest())
+    return pa.array(out, pa.binary())
+
+
+def _constant_time_eq(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """a = b in time independent of where they differ (hmac.compare_digest)."""
+    return pa.array([None if a is None or b is None else hmac.compare_digest(a, b)
+                     for a, b in zip(_bytes_of(vals[0]), _bytes_of(vals[1]))], pa.bool_())
+
+
+KERNELS = {"hmac": _hmac, "constant_time_eq": _constant_time_eq,"encode": _encode, "decode": _decode, "bytea_length": _bytea_length,
            "gen_random_uuid": _gen_random_uuid, "bytea_concat": _bytea_concat,
            **{f"sha{n}": _sha2(f"sha{n}") for n in (224, 256, 384, 512)}}

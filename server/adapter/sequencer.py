@@ -263,8 +263,8 @@ class SlipstreamAdapter:
             return await execute_role_statement(self.coord, session, plan)
         if isinstance(plan, CLUSTER_STATEMENTS):
             return await execute_cluster_statement(self.coord, session, plan)
-        from server.adapter.sources import CreateSourcePlan, create_source
-        if isinstance(plan, CreateSourcePlan):
+        from server.adapter.sources import SOURCE_PLANS, create_source
+        if isinstance(plan, SOURCE_PLANS):
             return await create_source(self.coord, session, plan)
         if isinstance(plan, PRIVILEGE_STATEMENTS):
             return await privileges.execute_privilege_statement(self.coord, session, plan)

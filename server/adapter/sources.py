@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from catalog.system.mz_catalog import source_type
 from planner.source_syntax import CreateSourcePlan
+from planner.webhook_syntax import CreateWebhookSourcePlan
 from server.api import CommandComplete, Outcome, Session
 
-__all__ = ["CreateSourcePlan", "create_source", "source_type"]
+__all__ = ["SOURCE_PLANS", "create_source", "source_type"]
+
+SOURCE_PLANS = (CreateSourcePlan, CreateWebhookSourcePlan)
 
 
-async def create_source(coord, session: Session, plan: CreateSourcePlan) -> Outcome:
+async def create_source(coord, session: Session, plan: CreateSourcePlan | CreateWebhookSourcePlan) -> Outcome:
     if plan.if_not_exists and coord.catalog.try_resolve((plan.database, plan.schema, plan.name)) is not None:
         session.pending_notices.append(("42P07", f'source "{plan.name}" already exists, skipping'))
         return CommandComplete("CREATE SOURCE")

@@ -59,11 +59,15 @@ class SourceController:
         self.coord = coord
         self.tasks: dict[str, asyncio.Task] = {}
         self.stats: dict[str, SourceStatistics] = {}
+        from storage.sources.webhook_ingest import WebhookIngest
+        self.webhooks = WebhookIngest(coord)  # webhook sources: appended by HTTP requests
 
     # -- catalog ----------------------------------------------------------------------------
 
     def sources(self) -> list[CatalogItem]:
-        return [i for i in self.coord.catalog.items() if i.kind is ItemKind.SOURCE]
+        """The sources with an ingestion task (webhook sources have none: requests append)."""
+        return [i for i in self.coord.catalog.items()
+                if i.kind is ItemKind.SOURCE and source_config(i).get("type") != "webhook"]
 
     def parts(self, source: CatalogItem) -> tuple[dict[str | None, str], str]:
         """(output name -> collection id, progress id) of a source."""
@@ -87,6 +91,8 @@ class SourceController:
     async def create(self, plan) -> CatalogItem:
         """CREATE SOURCE: the source, its subsources and progress relation in the catalog, their
         shards opened and imported by the workers; then its ingestion task starts."""
+        if source_config_type(plan) == "webhook":
+            return await self.webhooks.create(plan)
         coord = self.coord
         catalog = coord.catalog
         options = LoadGenOptions(**{**plan.options}).with_base(now_ms())
@@ -145,6 +151,7 @@ class SourceController:
 
     async def start(self) -> None:
         """At environmentd start (after the shards were imported): resume every source."""
+        self.webhooks.start()
         for source in self.sources():
             outputs, progress = self.parts(source)
             if progress is None or (not source.columns and len(outputs) < len(self.generator(source).outputs())):
@@ -162,6 +169,7 @@ class SourceController:
         if task is not None:
             task.cancel()
         self.stats.pop(id, None)
+        self.webhooks.forget(id)
 
     def close(self) -> None:
         for id in list(self.tasks):
@@ -294,7 +302,13 @@ class SourceController:
     # -- statistics -------------------------------------------------------------------------
 
     def statistics(self) -> list[SourceStatistics]:
-        return list(self.stats.values())
+        return list(self.stats.values()) + list(self.webhooks.stats.values())
+
+
+def source_config_type(plan) -> str:
+    """'webhook' for CREATE SOURCE ... FROM WEBHOOK's plan, else 'load-generator'."""
+    config = getattr(plan, "config", None)
+    return config.get("type", "load-generator") if isinstance(config, dict) else "load-generator"
 
 
 def _status(stats: SourceStatistics, status: str, error: str | None = None) -> None:

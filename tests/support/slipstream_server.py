@@ -2,6 +2,7 @@
 
     server = SlipstreamServer.start(data_dir=tmp / "data", log_file=tmp / "server.log")
     server.dsn          # 'postgresql://slipstream@127.0.0.1:41234/slipstream'
+    server.http_url     # 'http://127.0.0.1:41235' (webhook sources: /api/webhook/<db>/<schema>/<source>)
     server.kill(signal.SIGKILL)   # crash it
     server.restart()              # same data dir, same port; waits until pgwire answers
     server.stop()
@@ -47,6 +48,11 @@ class SlipstreamServer:
     env: dict[str, str] = field(default_factory=dict, repr=False)
     password: str | None = field(default=None, repr=False)
     dsn_params: str = ""
+    http_port: int = 0  # the webhook endpoint's port: a free one, kept across restarts
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.host}:{self.http_port}"
 
     @property
     def dsn(self) -> str:
@@ -64,8 +70,10 @@ class SlipstreamServer:
 
     def _launch(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        if not self.http_port:
+            self.http_port = free_port()
         argv = [sys.executable, "-m", "server.cli", "serve", "--host", self.host,
-                "--port", str(self.port), "--data-dir", str(self.data_dir),
+                "--port", str(self.port), "--http-port", str(self.http_port), "--data-dir", str(self.data_dir),
                 "--workers", str(self.workers), *self.extra_args]
         log = open(self.log_file, "ab")
         log.write(f"\n=== {' '.join(argv)}\n".encode())
