@@ -263,9 +263,12 @@ class SlipstreamAdapter:
             return await execute_role_statement(self.coord, session, plan)
         if isinstance(plan, CLUSTER_STATEMENTS):
             return await execute_cluster_statement(self.coord, session, plan)
-        from server.adapter.sources import CreateSourcePlan, create_source
-        if isinstance(plan, CreateSourcePlan):
+        from server.adapter.sources import CreatePostgresSourcePlan, CreateSourcePlan, create_source
+        if isinstance(plan, (CreateSourcePlan, CreatePostgresSourcePlan)):
             return await create_source(self.coord, session, plan)
+        from server.adapter.connections import ConnectionPlan, execute_connection_statement
+        if isinstance(plan, ConnectionPlan):
+            return await execute_connection_statement(self.coord, session, plan)
         if isinstance(plan, PRIVILEGE_STATEMENTS):
             return await privileges.execute_privilege_statement(self.coord, session, plan)
         raise unsupported(type(plan).__name__)

@@ -4,15 +4,20 @@ source controller, storage/sources/controller.py), and what SHOW SOURCES lists."
 from __future__ import annotations
 
 from catalog.system.mz_catalog import source_type
+from planner.pg_source_syntax import CreatePostgresSourcePlan
 from planner.source_syntax import CreateSourcePlan
 from server.api import CommandComplete, Outcome, Session
 
-__all__ = ["CreateSourcePlan", "create_source", "source_type"]
+__all__ = ["CreatePostgresSourcePlan", "CreateSourcePlan", "create_source", "source_type"]
 
 
-async def create_source(coord, session: Session, plan: CreateSourcePlan) -> Outcome:
+async def create_source(coord, session: Session, plan: CreateSourcePlan | CreatePostgresSourcePlan) -> Outcome:
     if plan.if_not_exists and coord.catalog.try_resolve((plan.database, plan.schema, plan.name)) is not None:
         session.pending_notices.append(("42P07", f'source "{plan.name}" already exists, skipping'))
         return CommandComplete("CREATE SOURCE")
-    await coord.sources.create(plan)
+    if isinstance(plan, CreatePostgresSourcePlan):
+        from storage.sources.postgres.setup import create_postgres_source
+        await create_postgres_source(coord, plan, session.user)
+    else:
+        await coord.sources.create(plan)
     return CommandComplete("CREATE SOURCE")
