@@ -51,6 +51,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+import asyncpg
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -346,7 +347,7 @@ class Ingestion:
                 e = t.exception()
                 if e is not None:
                     if isinstance(e, (UpstreamError, OSError)):
-                        raise upstream.user_error(params, e) from None
+                        raise upstream.user_error(params, e, connecting=False) from None
                     raise e
         finally:
             for t in tasks:
@@ -506,14 +507,18 @@ async def drop_slot(conn, slot: str) -> bool:
         if row is None:
             return False
         if row[0] is not None:
-            await conn.execute(*render("SELECT pg_terminate_backend(:pid)", pid=row[0]))
+            sql, args = render("SELECT pg_terminate_backend(:pid)", pid=row[0])
+            await conn.execute(sql, *args)
             await asyncio.sleep(0.2)
             continue
+        sql, args = render("SELECT pg_drop_replication_slot(:s)", s=slot)
         try:
-            await conn.execute(*render("SELECT pg_drop_replication_slot(:s)", s=slot))
+            await conn.execute(sql, *args)
             return True
-        except Exception:  # noqa: BLE001 - became active or vanished meanwhile: look again
+        except asyncpg.ObjectInUseError:  # became active meanwhile: look again
             await asyncio.sleep(0.2)
+        except asyncpg.UndefinedObjectError:
+            return False
     raise SqlError(SOURCE_ERROR, f'replication slot "{slot}" stays in use upstream')
 
 

@@ -36,7 +36,7 @@ async def connect(params: ConnectParams) -> asyncpg.Connection:
                                  server_settings={**settings, "application_name": "slipstream"})
 
 
-def user_error(params: ConnectParams, e: BaseException) -> SqlError:
+def user_error(params: ConnectParams, e: BaseException, connecting: bool = True) -> SqlError:
     """What a failure to reach or use the upstream looks like to the user: 08001 with the
     upstream's own message (never the secret)."""
     if isinstance(e, SqlError):
@@ -49,8 +49,10 @@ def user_error(params: ConnectParams, e: BaseException) -> SqlError:
         text = e.strerror or str(e)
     else:
         text = str(e) or type(e).__name__
-    return SqlError(CONNECTION_FAILURE,
-                    f'cannot connect to PostgreSQL at {params.host}:{params.port} as "{params.user}": {text}')
+    where = f'PostgreSQL at {params.host}:{params.port} as "{params.user}"'
+    if not connecting:
+        return SqlError(CONNECTION_FAILURE, f"replication from {where} failed: {text}")
+    return SqlError(CONNECTION_FAILURE, f"cannot connect to {where}: {text}")
 
 
 async def validate(params: ConnectParams) -> None:
