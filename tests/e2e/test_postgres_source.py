@@ -252,3 +252,36 @@ def test_postgres_source(upstream: PgUpstream, server: SlipstreamServer):
             ss.execute("DROP CONNECTION pgc")
             ss.execute("DROP SECRET pgpass")
             assert ss.execute("SHOW CONNECTIONS").fetchall() == []
+
+
+def test_connection_and_source_statement_errors(server: SlipstreamServer):
+    from tests.support.ports import free_port
+    closed = free_port()
+    cases = [
+        ("CREATE SECRET s AS decode('aa', 'hex')", "0A000"),
+        ("ALTER SECRET missing AS 'x'", "42704"),
+        ("DROP SECRET missing", "42704"),
+        ("DROP CONNECTION missing", "42704"),
+        (f"CREATE CONNECTION k TO KAFKA (BROKER 'localhost:9092')", "0A000"),
+        (f"CREATE CONNECTION c TO POSTGRES (HOST '127.0.0.1', PORT {closed}, USER 'u', SSL MODE 'require')", "0A000"),
+        (f"CREATE CONNECTION c TO POSTGRES (HOST '127.0.0.1', PORT {closed}, USER 'u', PASSWORD 'x')", "22023"),
+        (f"CREATE CONNECTION c TO POSTGRES (HOST '127.0.0.1', PORT {closed}, USER 'u', PASSWORD SECRET nope)", "42704"),
+        (f"CREATE CONNECTION c TO POSTGRES (HOST '127.0.0.1', PORT {closed}, USER 'u')", "08001"),
+        (f"CREATE CONNECTION c TO POSTGRES (PORT {closed}, USER 'u')", "22023"),
+        ("CREATE SOURCE s FROM POSTGRES CONNECTION nope (PUBLICATION 'p') FOR ALL TABLES", "42704"),
+        ("CREATE SOURCE s FROM POSTGRES CONNECTION c FOR ALL TABLES", "22023"),
+        ("CREATE SOURCE s FROM POSTGRES CONNECTION c (PUBLICATION 'p')", "42601"),
+        ("CREATE SOURCE s FROM POSTGRES CONNECTION c (PUBLICATION 'p', TEXT COLUMNS (c)) FOR ALL TABLES", "22023"),
+        ("CREATE SOURCE s FROM POSTGRES CONNECTION c (PUBLICATION 'p', EXCLUDE COLUMNS (t.c)) FOR ALL TABLES", "0A000"),
+    ]
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        for sql, code in cases:
+            with pytest.raises(psycopg.Error) as info:
+                conn.execute(sql)
+            assert info.value.sqlstate == code, (sql, info.value)
+        # Without validation a connection is created as given (its sources then report the error).
+        conn.execute(f"CREATE CONNECTION later TO POSTGRES (HOST '127.0.0.1', PORT {closed}, USER 'u') "
+                     "WITH (VALIDATE = false)")
+        with pytest.raises(psycopg.errors.SqlclientUnableToEstablishSqlconnection, match="cannot connect"):
+            conn.execute("CREATE SOURCE unreachable FROM POSTGRES CONNECTION later (PUBLICATION 'p') FOR ALL TABLES")
+        conn.execute("DROP CONNECTION later")
