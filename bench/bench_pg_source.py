@@ -64,7 +64,7 @@ def main() -> None:
         up.execute("CREATE TABLE pings (id int, at timestamptz)")
         up.execute("ALTER TABLE pings REPLICA IDENTITY FULL")
         up.execute("CREATE PUBLICATION pub FOR TABLE events, pings")
-        up.execute("INSERT INTO events SELECT i, i % 100, i / 7.0, 'note ' || i, now() "
+        up.execute("INSERT INTO events SELECT i, i %% 100, i / 7.0, 'note ' || i, now() "
                    "FROM generate_series(1, %s) i", (snapshot_rows,))
         server = SlipstreamServer.start(data_dir=tmp / "data", log_file=tmp / "server.log", workers=1)
         ss = psycopg.connect(server.dsn, autocommit=True)
@@ -82,7 +82,7 @@ def main() -> None:
         t0 = time.monotonic()
         for start in range(0, stream_rows, 1000):
             n = min(1000, stream_rows - start)
-            up.execute("INSERT INTO events SELECT i, i % 100, i / 7.0, 'note ' || i, now() "
+            up.execute("INSERT INTO events SELECT i, i %% 100, i / 7.0, 'note ' || i, now() "
                        "FROM generate_series(%s, %s) i", (base + start + 1, base + start + n))
         half = stream_rows // 2
         for start in range(0, half, 1000):
