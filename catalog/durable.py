@@ -19,6 +19,7 @@ from pathlib import Path
 from catalog.items import CatalogItem, ItemKind
 from catalog.privileges import CURRENT_ROLE, PrivilegeStore
 from catalog.roles import Role, RoleStore
+from catalog.secrets import SecretStore
 from dataflow.errors import SqlError, SqlState
 from dataflow.types import Column, SqlType, TypeKind
 
@@ -83,6 +84,7 @@ class Catalog:
             self._items[item.id] = item
         self._roles = RoleStore(conn, next_oid=lambda: self._next("oid"), lock=self._lock)
         self._privileges = PrivilegeStore(conn, self._lock, DEFAULT_DATABASE, DEFAULT_SCHEMA)
+        self._secrets = SecretStore(conn, self._lock, self._next)
 
     @classmethod
     def open(cls, path: Path) -> "Catalog":
@@ -272,6 +274,11 @@ class Catalog:
     def privileges(self) -> PrivilegeStore:
         """GRANT / REVOKE / ownership of databases and schemas (catalog/privileges.py)."""
         return self._privileges
+
+    @property
+    def secrets(self) -> SecretStore:
+        """Secrets and connections (catalog/secrets.py)."""
+        return self._secrets
 
     @property
     def role_store(self) -> RoleStore:

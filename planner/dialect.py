@@ -896,6 +896,10 @@ def _create(c: _Cursor) -> Any:
     if c.is_word("CLUSTER"):
         from planner.cluster_syntax import parse_create_cluster
         return parse_create_cluster(c)
+    if c.is_word("SECRET") or c.is_word("CONNECTION"):
+        from planner import connection_syntax
+        return (connection_syntax.parse_create_secret(c) if c.is_word("SECRET")
+                else connection_syntax.parse_create_connection(c))
     t = c.peek()
     if t is not None and t.text.upper() in ("SOURCE", "SINK", "CLUSTER", "CONNECTION", "SECRET",
                                             "TYPE", "ROLE", "SCHEMA", "DATABASE", "FUNCTION"):
@@ -959,6 +963,9 @@ def _drop(c: _Cursor) -> m.Drop | m.DropNamespace | m.DropRole:
     if c.is_word("CLUSTER"):
         from planner.cluster_syntax import parse_drop_cluster
         return parse_drop_cluster(c)
+    if c.is_word("SECRET") or c.is_word("CONNECTION"):
+        from planner.connection_syntax import parse_drop
+        return parse_drop(c)
     for word in ("SCHEMA", "DATABASE"):
         if c.accept(word):
             if_exists = c.accept("IF", "EXISTS")
@@ -1000,6 +1007,9 @@ def _alter(c: _Cursor) -> m.AlterRole:
     if c.is_word("ROLE") or c.is_word("USER") or c.is_word("GROUP"):
         from planner.role_syntax import parse_alter_role
         return parse_alter_role(c, c.peek().text.upper())
+    if c.is_word("SECRET"):
+        from planner.connection_syntax import parse_alter_secret
+        return parse_alter_secret(c)
     from planner.privilege_syntax import parse_alter_owner
     owner = parse_alter_owner(c)
     if owner is not None:

@@ -269,6 +269,12 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
     from planner.webhook_syntax import CreateWebhookSource, plan_create_webhook_source
     if isinstance(ast, CreateWebhookSource):
         return plan_create_webhook_source(ast, ctx, stmt.sql)
+    from planner.pg_source_syntax import CreatePostgresSource, plan_postgres_source
+    if isinstance(ast, CreatePostgresSource):
+        return plan_postgres_source(ast, ctx, stmt.sql)
+    from planner.connection_syntax import CONNECTION_STATEMENTS, ConnectionPlan
+    if isinstance(ast, CONNECTION_STATEMENTS):
+        return ConnectionPlan(ast, ctx.database, tuple(ctx.search_path))  # server/adapter/connections.py
     if isinstance(ast, m.ROLE_STATEMENTS):
         return ast  # CREATE/ALTER/DROP ROLE need no planning: the adapter runs them as parsed
     from planner.cluster_syntax import CLUSTER_STATEMENTS

@@ -22,7 +22,7 @@ _SHAPES = {
     "sources": (("name", _T), ("type", _T), ("cluster", _T), ("comment", _T)),
     "sinks": (("name", _T), ("type", _T), ("cluster", _T), ("comment", _T)),
     "secrets": (("name", _T), ("comment", _T)),
-    "connections": (("name", _T), ("comment", _T)),
+    "connections": (("name", _T), ("type", _T), ("comment", _T)),
     "roles": (("name", _T), ("comment", _T)),
     "create": (("name", _T), ("create_sql", _T)),
 }

@@ -31,8 +31,8 @@ from planner import mz_ast as m
 
 _GENERATORS = ("COUNTER", "AUCTION", "MARKETING", "TPCH")
 _UNSUPPORTED_GENERATORS = {"KEY": "KEY VALUE", "DATUMS": "DATUMS", "CLOCK": "CLOCK"}
-_UNSUPPORTED_FROM = {"KAFKA": "Kafka", "POSTGRES": "PostgreSQL", "MYSQL": "MySQL", "SQL": "SQL Server",
-                     "KINESIS": "Kinesis", "S3": "S3", "FILE": "file"}
+_UNSUPPORTED_FROM = {"KAFKA": "Kafka", "MYSQL": "MySQL", "SQL": "SQL Server", "KINESIS": "Kinesis", "S3": "S3",
+                     "FILE": "file"}
 
 # option words -> (option key, value kind)
 _OPTIONS = {
@@ -85,12 +85,16 @@ def parse_create_source(c) -> "CreateSource | CreateWebhookSource":
     if c.accept("WEBHOOK"):  # planner/webhook_syntax.py
         from planner.webhook_syntax import parse_webhook
         return parse_webhook(c, name, bool(if_not_exists))
+    if c.accept("POSTGRES"):
+        from planner.pg_source_syntax import parse_postgres_source
+        return parse_postgres_source(c, name, if_not_exists)
     if not c.accept("LOAD", "GENERATOR"):
         t = c.peek()
         word = t.text.upper() if t is not None else ""
         if word in _UNSUPPORTED_FROM:
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"CREATE SOURCE ... FROM {word} not yet supported",
-                           detail=f"{_UNSUPPORTED_FROM[word]} sources are not built yet; load generators are.")
+                           detail=f"{_UNSUPPORTED_FROM[word]} sources are not built yet; load generators "
+                                  "and PostgreSQL sources are.")
         raise syntax_error_at(t)
     t = c.peek()
     word = t.text.upper() if t is not None else ""

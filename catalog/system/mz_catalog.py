@@ -153,6 +153,20 @@ def mz_source_statuses(snap: CatalogSnapshot):
         at = dt.datetime.fromtimestamp(s.last_status_change_ms / 1000, dt.timezone.utc)
         rows.append((s.id, item.name, source_type(item), at, s.status, s.error))
     return rows
+@relation("mz_catalog", "mz_secrets", 16116, "id text, oid oid, schema_id text, name text, owner_id text")
+def mz_secrets(snap: CatalogSnapshot):
+    """Names only: a secret's value is never shown (catalog/secrets.py)."""
+    return [(s.id, s.oid, schema_id(snap, s.schema), s.name, f"u{snap.role_oid(s.owner)}")
+            for s in snap.secrets if s.database == snap.database]
+
+
+@relation("mz_catalog", "mz_connections", 16117,
+          "id text, oid oid, schema_id text, name text, type text, owner_id text, create_sql text")
+def mz_connections(snap: CatalogSnapshot):
+    return [(c.id, c.oid, schema_id(snap, c.schema), c.name, c.type, f"u{snap.role_oid(c.owner)}", c.create_sql)
+            for c in snap.connections if c.database == snap.database]
+
+
 relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id text, name text, type text, owner_id text")(
     lambda snap: ())
 

@@ -60,6 +60,9 @@ class CatalogSnapshot:
     defaults: dict = field(default_factory=dict, hash=False, compare=False)
     # Running sources' statistics (storage.sources.base.SourceStatistics), for mz_internal.
     source_statistics: tuple = ()
+    # Secrets and connections (catalog.secrets.Secret / Connection: names, never values).
+    secrets: tuple = field(default=(), hash=False, compare=False)
+    connections: tuple = field(default=(), hash=False, compare=False)
     # The compute cluster's replicas (catalog.replicas.ReplicaStatus), for mz_cluster_replicas.
     cluster_replicas: tuple = ()
     # aclitem[] text per object key (catalog/privileges.py: ("item", id), ("schema", "db.s"),

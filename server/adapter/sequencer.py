@@ -266,6 +266,9 @@ class SlipstreamAdapter:
         from server.adapter.sources import SOURCE_PLANS, create_source
         if isinstance(plan, SOURCE_PLANS):
             return await create_source(self.coord, session, plan)
+        from server.adapter.connections import ConnectionPlan, execute_connection_statement
+        if isinstance(plan, ConnectionPlan):
+            return await execute_connection_statement(self.coord, session, plan)
         if isinstance(plan, PRIVILEGE_STATEMENTS):
             return await privileges.execute_privilege_statement(self.coord, session, plan)
         raise unsupported(type(plan).__name__)

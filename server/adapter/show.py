@@ -80,8 +80,13 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
                      for i in items])
     if what == "sinks":  # none exist yet
         return Rows(columns, [])
-    if what in ("secrets", "connections"):
-        return Rows(columns, [])
+    if what in ("secrets", "connections"):  # names (and a connection's type), never a secret's value
+        store = catalog.secrets
+        if what == "secrets":
+            found = [s for s in store.secrets() if s.database == database and plan.schema in (None, s.schema)]
+            return Rows(columns, [(s.name, "") for s in sorted(found, key=lambda s: s.name)])
+        found = [c for c in store.connections() if c.database == database and plan.schema in (None, c.schema)]
+        return Rows(columns, [(c.name, c.type, "") for c in sorted(found, key=lambda c: c.name)])
     if what == "roles":
         roles_of = getattr(catalog, "roles", None)
         names = sorted(r.name for r in roles_of()) if roles_of else [session.user]

@@ -85,8 +85,32 @@ class SourceController:
         return outputs, progress
 
     def generator(self, source: CatalogItem) -> Generator:
+        """The source's outputs and how to fill them: a load generator, or what a PostgreSQL
+        source ingests (storage/sources/postgres/spec.py)."""
         cfg = source_config(source)
+        if cfg.get("type") == "postgres":
+            from storage.sources.postgres.spec import PostgresSpec
+            return PostgresSpec.from_definition(cfg)
         return make_generator(cfg["generator"], LoadGenOptions.from_json(cfg["options"]))
+
+    async def create_from_spec(self, plan, spec, definition: dict) -> CatalogItem:
+        """CREATE SOURCE for a source whose outputs `spec` knows (PostgreSQL): the catalog
+        entries and shards as `create`, then its ingestion task."""
+        coord, catalog = self.coord, self.coord.catalog
+        names = [plan.name] + [o.name for o in spec.outputs()] + [plan.progress_name]
+        async with coord.write_lock:
+            for n in names:
+                existing = catalog.try_resolve((plan.database, plan.schema, n))
+                if existing is not None:
+                    raise SqlError(SqlState.DUPLICATE_TABLE, f'{_word(existing)} "{n}" already exists')
+            if len(set(names)) != len(names):
+                dup = next(n for n in names if names.count(n) > 1)
+                raise SqlError(SqlState.DUPLICATE_TABLE, f'source "{dup}" already exists')
+            source = catalog.create(ItemKind.SOURCE, plan.schema, plan.name, (), plan.create_sql,
+                                    database=plan.database, definition=json.dumps(definition))
+            await self._create_subsources(source, spec)
+        self.start_source(source)
+        return source
 
     async def create(self, plan) -> CatalogItem:
         """CREATE SOURCE: the source, its subsources and progress relation in the catalog, their
@@ -124,7 +148,7 @@ class SourceController:
         cfg = source_config(source)
         wanted = [(o.name, o.columns) for o in gen.outputs() if o.name is not None and o.name not in outputs]
         if progress is None:
-            wanted.append((None, PROGRESS_COLUMNS))
+            wanted.append((None, getattr(gen, "progress_columns", PROGRESS_COLUMNS)))
         created = []
         for name, columns in wanted:
             if name is None:
@@ -170,6 +194,15 @@ class SourceController:
             task.cancel()
         self.stats.pop(id, None)
         self.webhooks.forget(id)
+        for key in [k for k, s in self.stats.items() if s.per_output.get("source") == id]:
+            self.stats.pop(key)  # a PostgreSQL source's per-subsource statuses
+        try:
+            source = self.coord.catalog.get(id)
+        except SqlError:
+            return
+        if source_config(source).get("type") == "postgres":  # DROP SOURCE: release the slot upstream
+            from storage.sources.postgres.ingest import drop_slot_later
+            drop_slot_later(self.coord, source, task)
 
     def close(self) -> None:
         for id in list(self.tasks):
@@ -200,6 +233,9 @@ class SourceController:
                 attempt += 1
 
     async def _run(self, source: CatalogItem, stats: SourceStatistics) -> None:
+        if source_config(source).get("type") == "postgres":
+            from storage.sources.postgres.ingest import run_postgres
+            return await run_postgres(self, source, stats)
         gen = self.generator(source)
         outputs, progress = self.parts(source)
         offset = await self.recover(source)
