@@ -13,7 +13,8 @@ expression, evaluated with the engine's own kernels over a whole batch of reques
 `headers->'name'` is Materialize's map lookup, which yields text; here it is read as
 `headers->>'name'` so documented checks work unchanged. Subqueries are refused (0A000), as
 Materialize refuses them. Secrets are resolved through `resolve_secret`, which refuses them with
-0A000 until CREATE SECRET exists: the one place to connect them.
+Secrets (`WITH (SECRET s)`) are found when the source is created (`find_secret_id`) and read
+for each batch of requests (`secret_value`), so ALTER SECRET applies to the next request.
 """
 
 from __future__ import annotations
@@ -25,11 +26,21 @@ from dataflow.expr import ScalarExpr
 from dataflow.types import BYTEA, JSONB, TEXT, SqlType
 
 
-def resolve_secret(catalog, name: list[str]) -> str:
-    """The value of a secret named in CHECK WITH (SECRET name)."""
-    raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "SECRET in a webhook CHECK not yet supported",
-                   detail="CREATE SECRET is not built yet; compare with a literal instead, e.g. "
-                          "constant_time_eq(headers->'x-api-key', 'token').")
+def find_secret_id(ctx, name: list[str]) -> str:
+    """The id of the secret CHECK WITH (SECRET name) names, searched as other names are."""
+    store = getattr(ctx.catalog, "secrets", None)
+    candidates = [(ctx.database, s, name[0]) for s in ctx.search_path] if len(name) == 1 else \
+        [(ctx.database, name[0], name[1])] if len(name) == 2 else [tuple(name)]
+    for database, schema, n in candidates:
+        found = store.find_secret(database, schema, n) if store is not None else None
+        if found is not None:
+            return found.id
+    raise SqlError(SqlState.UNDEFINED_OBJECT, f"unknown catalog item '{'.'.join(name)}'")
+
+
+def secret_value(catalog, option: dict) -> str:
+    """The current value of the secret of a CHECK's WITH (SECRET ...) item."""
+    return catalog.secrets.secret_value(option["secret_id"])
 
 
 def option_type(option: dict) -> SqlType:
@@ -50,9 +61,6 @@ def lower_check(check: dict, catalog) -> ScalarExpr:
     from planner.scope import Scope, ScopeColumn
 
     options = check["options"]
-    for o in options:
-        if o["kind"] == "secret":
-            resolve_secret(catalog, o["secret"])
     scope = Scope([ScopeColumn(None, o["alias"], option_type(o)) for o in options])
     tree = _parse_expr(check["expr"])
     if any(isinstance(n, (exp.Subquery, exp.Select, exp.Exists)) for n in tree.walk()):

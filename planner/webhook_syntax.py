@@ -175,8 +175,11 @@ def plan_create_webhook_source(node: CreateWebhookSource, ctx, sql: str) -> Crea
         raise SqlError(SqlState.DUPLICATE_COLUMN, "CHECK WITH names the same alias more than once")
     check = None
     if node.check_sql is not None:
+        from planner.webhook_check import find_secret_id
         options = tuple({"kind": o.kind, "alias": o.alias, "bytes": o.bytes,
-                         "secret": list(o.secret) if o.secret else None} for o in node.check_options)
+                         "secret": list(o.secret) if o.secret else None,
+                         "secret_id": find_secret_id(ctx, list(o.secret)) if o.secret else None}
+                        for o in node.check_options)
         check = {"expr": node.check_sql, "options": list(options)}
         lower_check(check, ctx.catalog)  # type-checks it now: a bad CHECK fails CREATE SOURCE
     config = {"type": "webhook", "body_format": node.body_format,

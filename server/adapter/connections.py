@@ -42,6 +42,14 @@ def sources_using(catalog, connection_id: str) -> list:
             and json.loads(i.definition or "{}").get("connection") == connection_id]
 
 
+def webhooks_using(catalog, secret_id: str) -> list:
+    """Webhook sources whose CHECK reads the secret (WITH (SECRET s))."""
+    def reads(item) -> bool:
+        check = json.loads(item.definition or "{}").get("check") or {}
+        return any(o.get("secret_id") == secret_id for o in check.get("options", []))
+    return [i for i in catalog.items() if i.kind is ItemKind.SOURCE and reads(i)]
+
+
 async def execute_connection_statement(coord, session: Session, plan: ConnectionPlan) -> CommandComplete:
     stmt = plan.stmt
     catalog = coord.catalog
@@ -117,12 +125,16 @@ async def _drop(coord, session: Session, plan: ConnectionPlan, stmt: DropConnect
                 session.pending_notices.append(("00000", f'secret "{shown}" does not exist, skipping'))
                 continue
             users = [c for c in catalog.secrets.connections() if c.options.get("password_secret") == secret.id]
-            if users and not stmt.cascade:
+            webhooks = webhooks_using(catalog, secret.id)
+            if (users or webhooks) and not stmt.cascade:
+                what = f'connection "{users[0].name}"' if users else f'source "{webhooks[0].name}"'
                 raise SqlError(SqlState.DEPENDENT_OBJECTS_STILL_EXIST,
-                               f'cannot drop secret "{secret.name}": still depended upon by connection '
-                               f'"{users[0].name}"', hint="Use DROP ... CASCADE to drop the dependent objects too.")
+                               f'cannot drop secret "{secret.name}": still depended upon by {what}',
+                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
             for conn in users:
                 await _drop_connection(coord, conn)
+            if webhooks:
+                await coord.drop([s.id for s in webhooks], cascade=True)
             catalog.secrets.drop_secret(secret.id)
         else:
             conn = find_connection(catalog, plan.database, plan.search_path, name)

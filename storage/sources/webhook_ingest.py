@@ -170,7 +170,7 @@ class WebhookIngest:
             if check is None:
                 accepted.extend(qs)
                 continue
-            for q, ok in zip(qs, _evaluate(check, qs)):
+            for q, ok in zip(qs, _evaluate(check, qs, self.coord.catalog)):
                 if ok is True:
                     accepted.append(q)
                 elif not q.future.done():
@@ -222,7 +222,7 @@ def _alive(coord, id: str) -> bool:
         return False
 
 
-def _columns(check: _Check, qs: list[_Queued]) -> pa.Table:
+def _columns(check: _Check, qs: list[_Queued], catalog) -> pa.Table:
     """One row per request: the CHECK's WITH items (body as text or bytea, headers as jsonb)."""
     arrays = []
     for o in check.options:
@@ -238,18 +238,24 @@ def _columns(check: _Check, qs: list[_Queued]) -> pa.Table:
                 except UnicodeDecodeError:
                     raise WebhookError(400, "error occurred while running validation") from None
             arrays.append(pa.array(values, TEXT.arrow))
-        else:  # secrets: planner/webhook_check.py refuses them until CREATE SECRET exists
-            raise WebhookError(404, "the required auth could not be found")
+        else:  # WITH (SECRET s): its current value, the same for every request
+            from planner.webhook_check import secret_value
+            try:
+                value = secret_value(catalog, o)
+            except SqlError:
+                raise WebhookError(404, "the required auth could not be found") from None
+            arrays.append(pa.array([value.encode() if o["bytes"] else value] * len(qs),
+                                   BYTEA.arrow if o["bytes"] else TEXT.arrow))
     return pa.Table.from_arrays(arrays, names=[f"c{i}" for i in range(len(arrays))])
 
 
-def _evaluate(check: _Check, qs: list[_Queued]) -> list:
+def _evaluate(check: _Check, qs: list[_Queued], catalog) -> list:
     """Per request: True (accepted), False/None (CHECK not true), or a WebhookError. All at
     once; if that fails (one request's value errs), each alone, so one bad request fails only
     itself."""
     try:
-        return check.evaluate(_columns(check, qs)).to_pylist()
+        return check.evaluate(_columns(check, qs, catalog)).to_pylist()
     except (SqlError, WebhookError):
         if len(qs) == 1:
             return [WebhookError(400, "error occurred while running validation")]
-    return [_evaluate(check, [q])[0] for q in qs]
+    return [_evaluate(check, [q], catalog)[0] for q in qs]

@@ -62,7 +62,7 @@ def test_columns_follow_materialize(catalog):
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON INCLUDE HEADERS INCLUDE HEADERS", "42601"),
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (BODY) body)", "42804"),
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (BODY) nope = 'x')", "42703"),
-    ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (SECRET s) s = 'x')", "0A000"),
+    ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (SECRET s) s = 'x')", "42704"),
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (HEADERS BYTES) true)", "0A000"),
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (BODY) body IN (SELECT 'a'))", "0A000"),
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (BODY, BODY) true)", "42701"),
@@ -144,7 +144,7 @@ def _check_results(catalog, sql: str, requests: list[tuple[bytes, dict]]) -> lis
     spec = spec_of(p)
     ingest = WebhookIngest(coord=type("C", (), {"catalog": catalog})())
     check = ingest._compile_check(spec)
-    results = _evaluate(check, [_queued(spec, check, b, h) for b, h in requests])
+    results = _evaluate(check, [_queued(spec, check, b, h) for b, h in requests], catalog)
     return [r if not isinstance(r, WebhookError) else r.status for r in results]
 
 
