@@ -845,6 +845,16 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
                     lkeys.append(a)
                     rkeys.append(b - off)
                     remaining.remove(p)
+                continue
+            sides = _expression_keys(p, width, off, w)
+            if sides is not None:
+                # `a.c::text = b.c` (character(n) with varchar, int with bigint, ...): each side's
+                # expression computed on its own input and joined on, not a filtered cross product
+                lspans.append(equality_keys.key(sides[0]))
+                rspans.append(equality_keys.key(shift(sides[1], -off)))
+                lkeys.append(width + len(lspans) - 1)
+                rkeys.append(w + len(rspans) - 1)
+                remaining.remove(p)
         if lspans:
             n = len(lspans)
             joined = Join(Map(acc, tuple(lspans)), Map(right, tuple(rspans)), tuple(lkeys), tuple(rkeys))
@@ -858,6 +868,41 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
     if remaining:
         acc = Filter(acc, tuple(remaining))
     return acc
+
+
+def _expression_keys(p: ScalarExpr, width: int, off: int, w: int) -> tuple[ScalarExpr, ScalarExpr] | None:
+    """(left expression, right expression) of an equality whose operands each read only one
+    input of a join: the left one columns [0, width), the right one [off, off + w)."""
+    if not (isinstance(p, Call) and p.func == "eq" and len(p.args) == 2):
+        return None
+    a, b = p.args
+    ca, cb = columns_used(a), columns_used(b)
+    if ca and all(off <= c < off + w for c in ca) and cb and all(c < width for c in cb):
+        a, b, ca, cb = b, a, cb, ca
+    if not (ca and cb and all(c < width for c in ca) and all(off <= c < off + w for c in cb)):
+        return None
+    if a.type != b.type or _volatile(p):
+        return None
+    return a, b
+
+
+def _volatile(e: ScalarExpr) -> bool:
+    from planner.rules.fold_constants import _VOLATILE
+    from planner.functions import WALL_CLOCK_KERNELS
+    return any(isinstance(n, Call) and (n.func in _VOLATILE or n.func in WALL_CLOCK_KERNELS) for n in _nodes(e))
+
+
+def _nodes(e: ScalarExpr):
+    todo = [e]
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, Call):
+            todo.extend(n.args)
+        elif isinstance(n, Cast):
+            todo.append(n.arg)
+        elif isinstance(n, If):
+            todo.extend((n.cond, n.then, n.els))
 
 
 # ---- SELECT -----------------------------------------------------------------------------------
