@@ -4,12 +4,11 @@ never a filtered cross product; answers equal PostgreSQL's, NULLs and padding in
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
 from dataflow.plan import Join, children
 from planner import parse, plan_statement
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE ca (c char(3), y int, j jsonb, iv interval)",
        "CREATE TABLE vb (c varchar, z bigint, j jsonb, iv interval)",
@@ -36,18 +35,7 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS ca, vb, cd CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", QUERIES)

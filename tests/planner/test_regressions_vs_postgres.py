@@ -4,10 +4,9 @@ PostgreSQL's answer over the same data."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE t (i int, j int, s text, f float8, r real, d numeric(10,2), b boolean, ts timestamp, "
        "dt date, bi bigint, si smallint)",
@@ -216,18 +215,7 @@ ORDERED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS t, n16, u1, u2, fs, e0 CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", QUERIES)
