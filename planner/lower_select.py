@@ -30,7 +30,7 @@ from planner.grouping_sets import expand as expand_grouping, has_grouping_sets
 from planner.ordering import needs_key
 from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
-from planner.rules.fold_constants import fold_constant, raise_deferred
+from planner.rules.fold_constants import fold_constant, first_deferred, raise_deferred, set_operation_errors
 from planner.rules.prune_columns import prune_columns
 from planner.scalar import (ScalarLowerer, bpchar_as_text, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
                             window_not_allowed)
@@ -1366,18 +1366,23 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
     flattened = node.args.get("distinct", True) is False and op == "UNION" and all(
         lc.type == rc.type or k in l_untyped or k in r_untyped
         for k, (lc, rc) in enumerate(zip(left.columns, right.columns)))
+    branch_errors = []
     for branch in (left, right):
         # PostgreSQL keeps every column of a set operation's branch, read or not: a failing
-        # constant among them fails the statement (`planner.rules.fold_constants`). Except in a
-        # UNION ALL whose branches have the result's types: it becomes one "append" relation,
-        # and of a branch that stays a subquery there (GROUP BY, DISTINCT, LIMIT, ...) it drops
-        # the unread columns, as it does a derived table's.
+        # constant among them fails the statement (`planner.rules.fold_constants`), when it
+        # plans the set operation (`set_operation_errors`: not under a constantly false
+        # condition). Except in a UNION ALL whose branches have the result's types: it becomes
+        # one "append" relation pulled into the parent, whose branches' constants are folded
+        # whatever the parent's conditions, and of a branch that stays a subquery there (GROUP
+        # BY, DISTINCT, LIMIT, ...) it drops the unread columns, as it does a derived table's.
         if flattened and _stays_subquery(branch.plan):
             continue
-        try:
-            raise_deferred(branch.plan)
-        except SqlError:
-            raise_deferred(prune_columns(branch.plan))  # (not one in a column pruned inside it)
+        if first_deferred(branch.plan) is not None:
+            err = first_deferred(prune_columns(branch.plan))  # (not one in a column pruned inside it)
+            if err is not None and flattened:
+                raise_deferred(err)
+            if err is not None:
+                branch_errors.append(err)
     types = []
     for k, (lc, rc) in enumerate(zip(left.columns, right.columns)):
         lt = UNKNOWN if k in l_untyped else lc.type
@@ -1396,6 +1401,7 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
     else:  # EXCEPT, INTERSECT
         plan = equality_keys.set_operation(op, _zero_floats(l, types), _zero_floats(r, types), not distinct,
                                            outer_values)
+    plan = set_operation_errors(plan, branch_errors)
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
 
 
