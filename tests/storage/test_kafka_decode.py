@@ -304,3 +304,66 @@ def test_debezium_avro_envelope():
     assert rows_of(out) == Counter({(1004, "Anne", "Kretchmar", "anne@example.com"): 1})
     out = envelope_debezium(spec, Messages.of([(None, enc(anne2, None, "d"), 0, 2, 0)]), schemas)
     assert rows_of(out) == Counter({(1004, "Anne", "Kretchmar", "anne@example.com"): -1})
+
+
+# -- offsets bookkeeping and sink encoding (no broker needed) ---------------------------------------
+
+def test_offsets_advance_and_progress_updates():
+    from storage.sources.kafka.ingest import advance, offsets_of, progress_updates
+    msgs = Messages.of([(None, b"x", 0, 5, 0), (None, b"x", 2, 9, 0), (None, b"x", 0, 7, 0), (None, b"x", 2, 3, 0)])
+    new = advance({0: 5, 1: 4}, msgs)
+    assert new == {0: 8, 1: 4, 2: 10}
+    prog = progress_updates({0: 5, 1: 4}, new)
+    assert rows_of(prog) == Counter({(0, 5): -1, (0, 8): 1, (2, 10): 1})
+    # The progress relation's contents after both writes give the offsets back (restart).
+    from dataflow.batch import concat
+    first = progress_updates({}, {0: 5, 1: 4})
+    assert offsets_of(concat([first, prog])) == new
+    assert progress_updates(new, new) is None
+
+
+def _enc(envelope, key, fmt="json"):
+    from dataflow.types import Column, numeric
+    from storage.sources.kafka.sink import SinkEncoding, sink_schemas
+    cols = (Column("id", INT4, False), Column("v", TEXT), Column("amount", numeric(10, 2)), Column("doc", JSONB))
+    options = {"key": key, "envelope": envelope, "format": {"kind": fmt}}
+    if fmt == "avro":
+        ks, vs = sink_schemas("t", cols, tuple(key) if key else None, envelope)
+        options["format"] = {"kind": "avro", "key_schema": ks, "key_schema_id": 1, "value_schema": vs,
+                             "value_schema_id": 2}
+    return SinkEncoding.of(cols, options)
+
+
+def test_sink_upsert_json_messages():
+    from storage.sources.kafka.sink import encode_updates
+    enc = _enc("upsert", ["id"])
+    msgs = encode_updates(enc, [
+        (1, 1, (1, "a", Decimal("1.50"), '{"x": 1}')), (1, 1, (2, "b", None, None)),
+        (2, -1, (1, "a", Decimal("1.50"), '{"x": 1}')), (2, 1, (1, "c", Decimal("2.00"), None)),
+        (3, -1, (2, "b", None, None))])
+    assert msgs == [
+        (1, b'{"id":1}', b'{"id":1,"v":"a","amount":1.50,"doc":{"x":1}}'),
+        (1, b'{"id":2}', b'{"id":2,"v":"b","amount":null,"doc":null}'),
+        (2, b'{"id":1}', b'{"id":1,"v":"c","amount":2.00,"doc":null}'),
+        (3, b'{"id":2}', None)]  # a tombstone
+    with pytest.raises(SqlError) as e:
+        encode_updates(enc, [(4, 1, (5, "x", None, None)), (4, 1, (5, "y", None, None))])
+    assert e.value.sqlstate == "23505"
+
+
+def test_sink_debezium_avro_messages():
+    from storage.sources.kafka.sink import encode_updates
+    enc = _enc("debezium", ["id"], "avro")
+    msgs = encode_updates(enc, [(7, -1, (1, "a", Decimal("1.50"), None)), (7, 1, (1, "b", Decimal("1.50"), None))])
+    assert len(msgs) == 1
+    ts, key, value = msgs[0]
+    assert avro.schema_id_of(key) == 1 and avro.schema_id_of(value) == 2
+    read = fastavro.schemaless_reader(io.BytesIO(value[5:]), enc.value_schema)
+    assert read["before"]["v"] == "a" and read["after"]["v"] == "b" and read["after"]["amount"] == Decimal("1.50")
+    assert fastavro.schemaless_reader(io.BytesIO(key[5:]), enc.key_schema) == {"id": 1}
+    # Without a key, each change is a message of its own.
+    plain = _enc("debezium", None)
+    out = encode_updates(plain, [(1, 2, (1, "a", None, None)), (2, -1, (1, "a", None, None))])
+    assert [json.loads(v) for _, _, v in out] == [
+        {"before": None, "after": {"id": 1, "v": "a", "amount": None, "doc": None}}] * 2 + [
+        {"before": {"id": 1, "v": "a", "amount": None, "doc": None}, "after": None}]
