@@ -85,6 +85,8 @@ class Catalog:
         self._roles = RoleStore(conn, next_oid=lambda: self._next("oid"), lock=self._lock)
         self._privileges = PrivilegeStore(conn, self._lock, DEFAULT_DATABASE, DEFAULT_SCHEMA)
         self._secrets = SecretStore(conn, self._lock, self._next)
+        from catalog.sinks import SinkStore
+        self._sinks = SinkStore(conn, self._lock, self._next)
 
     @classmethod
     def open(cls, path: Path) -> "Catalog":
@@ -279,6 +281,11 @@ class Catalog:
     def secrets(self) -> SecretStore:
         """Secrets and connections (catalog/secrets.py)."""
         return self._secrets
+
+    @property
+    def sinks(self):
+        """CREATE SINK's sinks (catalog/sinks.py)."""
+        return self._sinks
 
     @property
     def role_store(self) -> RoleStore:

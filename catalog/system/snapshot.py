@@ -63,6 +63,7 @@ class CatalogSnapshot:
     # Secrets and connections (catalog.secrets.Secret / Connection: names, never values).
     secrets: tuple = field(default=(), hash=False, compare=False)
     connections: tuple = field(default=(), hash=False, compare=False)
+    sinks: tuple = field(default=(), hash=False, compare=False)  # catalog.sinks.Sink
     # The compute cluster's replicas (catalog.replicas.ReplicaStatus), for mz_cluster_replicas.
     cluster_replicas: tuple = ()
     # aclitem[] text per object key (catalog/privileges.py: ("item", id), ("schema", "db.s"),
