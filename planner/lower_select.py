@@ -1378,7 +1378,8 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
         if flattened and _stays_subquery(branch.plan):
             continue
         if first_deferred(branch.plan) is not None:
-            err = first_deferred(prune_columns(branch.plan))  # (not one in a column pruned inside it)
+            # (not one in a column pruned inside it, nor under a constantly false condition in it)
+            err = first_deferred(prune_columns(branch.plan), planned=True)
             if err is not None and flattened:
                 raise_deferred(err)
             if err is not None:

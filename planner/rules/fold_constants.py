@@ -117,12 +117,13 @@ def set_operation_errors(plan, branch_errors: list[Call]):
 _SET_OPERATION = "set operation"
 
 
-def first_deferred(node) -> Call | None:
-    """The first deferred error in `node`, or None."""
+def first_deferred(node, planned: bool = False) -> Call | None:
+    """The first deferred error in `node` (of a relational plan, with `planned`, only one
+    `raise_deferred_planned` would raise), or None."""
     from dataflow.errors import SqlError
     from dataflow.types import BOOL
     try:
-        raise_deferred(node)
+        raise_deferred_planned(node) if planned else raise_deferred(node)
     except SqlError as err:
         return deferred_error(err, Literal(None, BOOL))
     return None
