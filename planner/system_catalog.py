@@ -196,6 +196,8 @@ def _build_procs() -> tuple[ProcInfo, ...]:
             args = tuple(_oid_of_type(a) for a in o.args)
             result = o.result if isinstance(o.result, SqlType) else None
             sigs.append((name, args, _oid_of_type(result) if result is not None else 2283, "f", False))
+    from catalog.system.native_procs import NATIVE_PROCS
+    sigs += [(name, args, result, "f", False) for name, args, result in NATIVE_PROCS]
     for name in sorted(AGGREGATE_FUNCTIONS):
         sigs.append((name, (2283,), 2283, "a", False))
     for name in sorted(TABLE_FUNCTIONS):
