@@ -1,4 +1,5 @@
-"""EXPLAIN: an indented text rendering of a dataflow plan, one operator per line.
+"""EXPLAIN: an indented text rendering of a dataflow plan, one operator per line, with the state
+each stateful operator keeps (`arranges: ...`: what it holds, keyed how).
 
 >>> print(render_plan(Filter(Get("u1", (INT8,)), (Call("gt", (ColumnRef(0, INT8), Literal(5, INT8)), BOOL),))))
 Filter (#0 > 5)
@@ -8,8 +9,8 @@ Filter (#0 > 5)
 from __future__ import annotations
 
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.plan import (ArrangeBy, Constant, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project, Reduce, TopK,
-                           Window, WindowFrame, children)
+from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project,
+                           Reduce, Threshold, TopK, Window, WindowFrame, children)
 from planner.statements import Finishing
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "neq": "!=",
@@ -98,15 +99,24 @@ def _line(p: Plan) -> str:
             (" WITH ORDINALITY" if p.ordinality else "")
     if isinstance(p, Join):
         keys = " AND ".join(f"l#{a} = r#{b}" for a, b in zip(p.left_key, p.right_key))
-        return f"Join on=({keys})" if keys else "CrossJoin"
+        # (each input arranged by its key: a change on one side is matched against the other's)
+        arranged = f"  arranges: left by [{_cols(p.left_key)}], right by [{_cols(p.right_key)}]"
+        return (f"Join on=({keys})" if keys else "CrossJoin") + arranged
     if isinstance(p, Reduce):
-        return f"Reduce group_by=[{_cols(p.group_key)}] aggregates=[{', '.join(_agg(a) for a in p.aggregates)}]"
+        keeps = "the group's count and accumulators" if not any(
+            a.func in ("min", "max") or a.distinct or a.order_by for a in p.aggregates) else \
+            "the group's values (min/max, DISTINCT or ordered aggregates)"
+        return (f"Reduce group_by=[{_cols(p.group_key)}] aggregates=[{', '.join(_agg(a) for a in p.aggregates)}]"
+                f"  arranges: by [{_cols(p.group_key)}], {keeps}")
     if isinstance(p, TopK):
         return (f"TopK group_by=[{_cols(p.group_key)}] order_by=[{_order(p.order_by)}] "
-                f"limit={p.limit} offset={p.offset}")
+                f"limit={p.limit} offset={p.offset}  arranges: input by [{_cols(p.group_key)}]")
     if isinstance(p, Window):
         funcs = ", ".join(f"{f.func}({_cols(f.args)}){_frame(f.frame)}" for f in p.funcs)
-        return f"Window partition_by=[{_cols(p.partition_key)}] order_by=[{_order(p.order_by)}] functions=[{funcs}]"
+        return (f"Window partition_by=[{_cols(p.partition_key)}] order_by=[{_order(p.order_by)}] "
+                f"functions=[{funcs}]  arranges: input by [{_cols(p.partition_key)}]")
+    if isinstance(p, (Distinct, Threshold)):
+        return f"{type(p).__name__}  arranges: by the whole row"
     if isinstance(p, ArrangeBy):
         return f"ArrangeBy keys=[{_cols(p.key)}]"
     return type(p).__name__.rstrip("_")
