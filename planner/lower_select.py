@@ -32,6 +32,7 @@ from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
 from planner.rules.fold_constants import fold_constant, first_deferred, raise_deferred, set_operation_errors
 from planner.rules.prune_columns import prune_columns
+from planner.rules.rewrite import rewrite_up
 from planner.scalar import (ScalarLowerer, bpchar_as_text, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
                             window_not_allowed)
 from planner.system_catalog import plan_system_relation, resolve_system
@@ -1372,16 +1373,18 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
         # constant among them fails the statement (`planner.rules.fold_constants`), when it
         # plans the set operation (`set_operation_errors`: not under a constantly false
         # condition). Except in a UNION ALL whose branches have the result's types: it becomes
-        # one "append" relation pulled into the parent, whose branches' constants are folded
-        # whatever the parent's conditions, and of a branch that stays a subquery there (GROUP
-        # BY, DISTINCT, LIMIT, ...) it drops the unread columns, as it does a derived table's.
+        # one "append" relation pulled into the parent, whose branches' select lists are folded
+        # whatever the parent's conditions (their conditions only if it plans them), and of a
+        # branch that stays a subquery there (GROUP BY, DISTINCT, LIMIT, ...) it drops the
+        # unread columns, as it does a derived table's.
         if flattened and _stays_subquery(branch.plan):
             continue
         if first_deferred(branch.plan) is not None:
-            # (not one in a column pruned inside it, nor under a constantly false condition in it)
-            err = first_deferred(prune_columns(branch.plan), planned=True)
-            if err is not None and flattened:
-                raise_deferred(err)
+            pruned = prune_columns(branch.plan)  # (not one in a column pruned inside it)
+            if flattened and not _constantly_empty(pruned):
+                raise_deferred(first_deferred(rewrite_up(pruned, _without_filters)))
+            # (nor under a constantly false condition in it)
+            err = first_deferred(pruned, planned=True)
             if err is not None:
                 branch_errors.append(err)
     types = []
@@ -1404,6 +1407,20 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
                                            outer_values)
     plan = set_operation_errors(plan, branch_errors)
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
+
+
+def _without_filters(node: Plan) -> Plan:
+    return node.input if isinstance(node, Filter) else node
+
+
+def _constantly_empty(plan: Plan) -> bool:
+    """Whether a query's own condition is constantly false or NULL (`WHERE false`): PostgreSQL
+    plans none of it, select list included."""
+    while isinstance(plan, (Map, Project, Filter)):
+        if isinstance(plan, Filter) and any(isinstance(p, Literal) and p.value is not True for p in plan.predicates):
+            return True
+        plan = plan.input
+    return False
 
 
 def _stays_subquery(plan: Plan) -> bool:

@@ -38,13 +38,23 @@ def _pseudo_constant(e: ScalarExpr) -> bool:
     return True
 
 
+def _has_no_rows(plan: Plan) -> bool:
+    """Whether `plan` is a part `prune_empty` removes as having no rows: a condition over it is
+    never evaluated (PostgreSQL's `WHERE false ... HAVING <constant>`: the HAVING joins the
+    false WHERE and is never run)."""
+    from dataflow.plan import Constant
+    from planner.rules.prune_empty import prune_empty
+    pruned = prune_empty(plan)
+    return isinstance(pruned, Constant) and not pruned.rows
+
+
 def evaluate_constant_filters(plan: Plan) -> Plan:
     """`plan` with every filter condition that reads no column replaced by its value."""
     return rewrite_up(plan, _rewrite)
 
 
 def _rewrite(node: Plan) -> Plan:
-    if isinstance(node, Filter):
+    if isinstance(node, Filter) and not _has_no_rows(node.input):
         preds = tuple(evaluate(p) if not isinstance(p, Literal) and _pseudo_constant(p) else p
                       for p in node.predicates)
         if any(a is not b for a, b in zip(preds, node.predicates)):
