@@ -337,6 +337,11 @@ class Coordinator:
                 ticks += 1
                 if ticks % COMPACT_EVERY_TICKS == 0:
                     for item in self.catalog.items():
+                        if item.kind is ItemKind.MATERIALIZED_VIEW and \
+                                self._view_uppers.get(item.id) != self.storage.upper(item.id):
+                            # An append not yet forwarded: other clusters may still import the
+                            # shard at the forwarded upper, whose history must stay readable.
+                            continue
                         if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:
                             await asyncio.to_thread(self.storage.compact, item.id)
             except Exception:

@@ -172,6 +172,21 @@ def test_clusters(fresh_slipstream):
         conn.execute("RESET cluster")
         assert _check_consistent(conn) == written + 2
 
+        conn.execute("ALTER CLUSTER c2 SET (REPLICATION FACTOR = 2)")
+        _wait(conn, ("c2", "r2"), True)
+        assert conn.execute("SELECT replication_factor FROM mz_catalog.mz_clusters WHERE name = 'c2'").fetchone() == (2,)
+        conn.execute("SET cluster = c2")
+        assert _check_consistent(conn) == written + 2
+        conn.execute("ALTER CLUSTER c2 SET (REPLICATION FACTOR = 1)")
+        assert [k for k in _ready(conn) if k[0] == "c2"] == [("c2", "r1")]
+        assert _check_consistent(conn) == written + 2
+        conn.execute("CREATE CLUSTER c3 REPLICAS (a (SIZE '1'))")       # unmanaged, nothing in it
+        assert conn.execute("SELECT size FROM mz_catalog.mz_clusters WHERE name = 'c3'").fetchone() == (None,)
+        assert _error(conn, "ALTER CLUSTER c3 SET (REPLICATION FACTOR = 2)").sqlstate == "0A000"
+        assert _error(conn, "DROP CLUSTER REPLICA c3.a").sqlstate == "0A000"   # its only replica
+        conn.execute("DROP CLUSTER c3")
+        conn.execute("RESET cluster")
+
         conn.execute("DROP CLUSTER c2 CASCADE")
         assert conn.execute("SHOW CLUSTERS").fetchall() == [("quickstart", "r1 (2)", "")]
         assert conn.execute("SELECT name FROM mz_catalog.mz_objects ORDER BY name").fetchall() \
