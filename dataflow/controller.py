@@ -299,6 +299,17 @@ class ComputeController:
 
         return max([self._since.get(i, 0) for i in collections_read(plan)] + [0])
 
+    def fail_all(self, error: SqlError) -> None:
+        """The cluster is going away (DROP CLUSTER): every peek in flight and every SUBSCRIBE on
+        it ends with `error` rather than waiting for replicas that will never answer."""
+        for peek in self._peeks.values():
+            if not peek.future.done():
+                peek.future.set_exception(error)
+        self._peeks.clear()
+        for state in self._dataflows.values():
+            if state.command.sink == "subscribe":
+                state.queue.put_nowait(error)
+
     async def close(self) -> None:
         self._closing = True
         for replica in self.replicas.values():

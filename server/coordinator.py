@@ -159,6 +159,7 @@ class Coordinator:
     async def remove_cluster(self, cluster_id: str) -> None:
         controller = self.compute.controllers.pop(cluster_id, None)
         if controller is not None:
+            controller.fail_all(SqlError(SqlState.UNDEFINED_OBJECT, f"cluster '{controller.cluster}' was dropped"))
             await controller.close()
 
     def cluster_named(self, name: str) -> tuple[ClusterSpec, ComputeController]:

@@ -184,7 +184,13 @@ def test_clusters(fresh_slipstream):
         assert conn.execute("SELECT size FROM mz_catalog.mz_clusters WHERE name = 'c3'").fetchone() == (None,)
         assert _error(conn, "ALTER CLUSTER c3 SET (REPLICATION FACTOR = 2)").sqlstate == "0A000"
         assert _error(conn, "DROP CLUSTER REPLICA c3.a").sqlstate == "0A000"   # its only replica
-        conn.execute("DROP CLUSTER c3")
+        with psycopg_connect(server, autocommit=False) as sub:                # a SUBSCRIBE on c3 ...
+            sub.execute("SET cluster = c3")
+            sub.execute("DECLARE cur CURSOR FOR SUBSCRIBE events")
+            assert len(sub.execute("FETCH ALL cur WITH (timeout = '2s')").fetchall()) == written + 2
+            conn.execute("DROP CLUSTER c3")
+            err = _error(sub, "FETCH ALL cur WITH (timeout = '5s')")          # ... ends when c3 goes
+            assert (err.sqlstate, str(err).splitlines()[0]) == ("42704", "cluster 'c3' was dropped")
         conn.execute("RESET cluster")
 
         conn.execute("DROP CLUSTER c2 CASCADE")

@@ -89,3 +89,16 @@ def test_in_cluster_on_a_plain_view_is_refused(tmp_path):
     with pytest.raises(SqlError) as err:
         plan_statement(cat, stmt)
     assert err.value.sqlstate == "42601"
+
+
+def test_index_lookups_use_only_the_peeking_clusters_indexes(tmp_path):
+    from planner.index_lookup import use_index_lookups
+
+    cat, t, _ = _catalog(tmp_path)
+    t_idx = cat.create(ItemKind.INDEX, "public", "t_idx", t.columns, "CREATE INDEX t_idx IN CLUSTER c2 ON t (a)",
+                       depends_on=(t.id,), index_on=t.id, index_key=(0,), cluster_id="u2")
+    (stmt,) = parse("SELECT a FROM t WHERE a = 5")
+    plan = plan_statement(cat, stmt).plan
+
+    assert f"IndexLookup(id='{t_idx.id}'" in repr(use_index_lookups(plan, cat, "c2"))
+    assert "IndexLookup" not in repr(use_index_lookups(plan, cat, "quickstart"))
