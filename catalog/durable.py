@@ -89,6 +89,8 @@ class Catalog:
         self._privileges = PrivilegeStore(conn, self._lock, DEFAULT_DATABASE, DEFAULT_SCHEMA)
         self._secrets = SecretStore(conn, self._lock, self._next)
         self._clusters: Clusters | None = None
+        from catalog.sinks import SinkStore
+        self._sinks = SinkStore(conn, self._lock, self._next)
 
     @classmethod
     def open(cls, path: Path) -> "Catalog":
@@ -283,6 +285,11 @@ class Catalog:
     def secrets(self) -> SecretStore:
         """Secrets and connections (catalog/secrets.py)."""
         return self._secrets
+
+    @property
+    def sinks(self):
+        """CREATE SINK's sinks (catalog/sinks.py)."""
+        return self._sinks
 
     @property
     def role_store(self) -> RoleStore:

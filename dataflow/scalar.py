@@ -863,7 +863,7 @@ def _in_list(vals: list[pa.Array], expr: Call) -> pa.Array:
 def _deferred_error(vals: list[pa.Array], expr: Call) -> pa.Array:
     """A constant that failed at plan time (planner.rules.fold_constants), met by a row."""
     if len(vals[0]):
-        state, message, detail, hint = (a.value for a in expr.args)
+        state, message, detail, hint = (a.value for a in expr.args[:4])
         raise SqlError(state, message, detail=detail, hint=hint)
     return pa.nulls(0, expr.type.arrow)
 

@@ -199,9 +199,10 @@ def parse_drop_cluster(c) -> DropCluster | DropClusterReplica:
 
 
 def check_cluster(name: str) -> None:
-    """`IN CLUSTER name` of a source: sources are ingested by environmentd itself, not by a
-    cluster's replicas, so the only cluster they name is the default one."""
+    """`IN CLUSTER name` of a source or sink: sources are ingested by environmentd itself, not
+    by a cluster's replicas, and sinks read through quickstart, so the only cluster they name is
+    the default one."""
     if name != "quickstart":
         raise SqlError(SqlState.UNDEFINED_OBJECT, f"unknown cluster '{name}'",
-                       hint="Sources are ingested by Slipstream itself; IN CLUSTER may name quickstart "
-                            "or be left out.")
+                       hint="Sources are ingested by Slipstream itself and sinks read through quickstart; "
+                            "their IN CLUSTER may name quickstart or be left out.")

@@ -8,9 +8,10 @@ dialect's tokens and run by server/adapter/connections.py.
         HOST [=] 'host', PORT [=] 5432, USER [=] 'user', PASSWORD [=] SECRET secret_name,
         DATABASE [=] 'db' [, SSL MODE [=] 'disable'] ) [WITH (VALIDATE [=] true | false)]
     DROP CONNECTION [IF EXISTS] name [, ...] [CASCADE | RESTRICT]
+    DROP SINK [IF EXISTS] name [, ...]
 
-Connections to other systems (Kafka, Confluent Schema Registry, MySQL, AWS, SSH tunnels) and
-TLS to the upstream (SSL MODE other than disable) are refused with 0A000. A secret's value is a
+Kafka and Confluent Schema Registry connections and CREATE SINK are in planner/kafka_syntax.py.
+Connections to other systems (MySQL, AWS, SSH tunnels) and TLS to the upstream (SSL MODE other than disable) are refused with 0A000. A secret's value is a
 string literal (Materialize also takes expressions such as decode(...): refused with 0A000).
 
 >>> from planner.dialect import parse_one_statement
@@ -54,7 +55,7 @@ class AlterSecret:
 @dataclass(frozen=True)
 class CreateConnection:
     name: Name
-    type: str  # 'postgres'
+    type: str  # 'postgres' | 'kafka' | 'confluent-schema-registry'
     options: tuple[tuple[str, object], ...]  # host, port, user, password (a secret's Name), database
     validate: bool
     if_not_exists: bool
@@ -63,16 +64,17 @@ class CreateConnection:
 
 @dataclass(frozen=True)
 class DropConnectionObject:
-    kind: str  # 'secret' | 'connection'
+    kind: str  # 'secret' | 'connection' | 'sink'
     names: tuple[Name, ...]
     if_exists: bool
     cascade: bool
 
 
-CONNECTION_STATEMENTS = (CreateSecret, AlterSecret, CreateConnection, DropConnectionObject)
+from planner.kafka_syntax import CreateSink  # noqa: E402 - CREATE SINK runs next to the connections it uses
 
-_OTHER_CONNECTIONS = {"KAFKA": "Kafka", "CONFLUENT": "Confluent Schema Registry", "MYSQL": "MySQL",
-                      "AWS": "AWS", "SSH": "SSH tunnel", "SQL": "SQL Server"}
+CONNECTION_STATEMENTS = (CreateSecret, AlterSecret, CreateConnection, DropConnectionObject, CreateSink)
+
+_OTHER_CONNECTIONS = {"MYSQL": "MySQL", "AWS": "AWS", "SSH": "SSH tunnel", "SQL": "SQL Server"}
 
 
 def _secret_value(c) -> str:
@@ -110,7 +112,7 @@ def parse_alter_secret(c) -> AlterSecret:
 
 
 def parse_drop(c) -> DropConnectionObject:
-    kind = "secret" if c.accept("SECRET") else None
+    kind = "secret" if c.accept("SECRET") else "sink" if c.accept("SINK") else None
     if kind is None:
         c.expect("CONNECTION")
         kind = "connection"
@@ -135,7 +137,14 @@ def parse_create_connection(c) -> CreateConnection:
     word = t.text.upper() if t is not None else ""
     if word in _OTHER_CONNECTIONS:
         raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"CREATE CONNECTION ... TO {word} not yet supported",
-                       detail=f"{_OTHER_CONNECTIONS[word]} connections are not built yet; PostgreSQL connections are.")
+                       detail=f"{_OTHER_CONNECTIONS[word]} connections are not built yet; PostgreSQL, Kafka and "
+                              "Confluent Schema Registry connections are.")
+    if c.accept("KAFKA"):  # planner/kafka_syntax.py
+        from planner.kafka_syntax import parse_kafka_connection
+        return parse_kafka_connection(c, name, if_not_exists)
+    if c.accept("CONFLUENT", "SCHEMA", "REGISTRY"):
+        from planner.kafka_syntax import parse_csr_connection
+        return parse_csr_connection(c, name, if_not_exists)
     c.expect("POSTGRES")
     c.expect_type(TokenType.L_PAREN)
     options: dict[str, object] = {}

@@ -899,6 +899,9 @@ def _create(c: _Cursor) -> Any:
         from planner import connection_syntax
         return (connection_syntax.parse_create_secret(c) if c.is_word("SECRET")
                 else connection_syntax.parse_create_connection(c))
+    if c.is_word("SINK"):
+        from planner.kafka_syntax import parse_create_sink
+        return parse_create_sink(c)
     t = c.peek()
     if t is not None and t.text.upper() in ("SOURCE", "SINK", "CLUSTER", "CONNECTION", "SECRET",
                                             "TYPE", "ROLE", "SCHEMA", "DATABASE", "FUNCTION"):
@@ -964,7 +967,7 @@ def _drop(c: _Cursor) -> m.Drop | m.DropNamespace | m.DropRole:
     if c.is_word("CLUSTER"):
         from planner.cluster_syntax import parse_drop_cluster
         return parse_drop_cluster(c)
-    if c.is_word("SECRET") or c.is_word("CONNECTION"):
+    if c.is_word("SECRET") or c.is_word("CONNECTION") or c.is_word("SINK"):
         from planner.connection_syntax import parse_drop
         return parse_drop(c)
     for word in ("SCHEMA", "DATABASE"):

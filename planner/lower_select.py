@@ -31,7 +31,7 @@ from planner.index_lookup import indexes_in_cluster
 from planner.ordering import needs_key
 from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
-from planner.rules.fold_constants import fold_constant, raise_deferred
+from planner.rules.fold_constants import fold_constant, first_deferred, raise_deferred, set_operation_errors
 from planner.rules.prune_columns import prune_columns
 from planner.scalar import (ScalarLowerer, bpchar_as_text, coerce, coerce_all, expr_name, resolve_unknown, to_bool,
                             window_not_allowed)
@@ -846,6 +846,16 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
                     lkeys.append(a)
                     rkeys.append(b - off)
                     remaining.remove(p)
+                continue
+            sides = _expression_keys(p, width, off, w)
+            if sides is not None:
+                # `a.c::text = b.c` (character(n) with varchar, int with bigint, ...): each side's
+                # expression computed on its own input and joined on, not a filtered cross product
+                lspans.append(equality_keys.key(sides[0]))
+                rspans.append(equality_keys.key(shift(sides[1], -off)))
+                lkeys.append(width + len(lspans) - 1)
+                rkeys.append(w + len(rspans) - 1)
+                remaining.remove(p)
         if lspans:
             n = len(lspans)
             joined = Join(Map(acc, tuple(lspans)), Map(right, tuple(rspans)), tuple(lkeys), tuple(rkeys))
@@ -859,6 +869,41 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
     if remaining:
         acc = Filter(acc, tuple(remaining))
     return acc
+
+
+def _expression_keys(p: ScalarExpr, width: int, off: int, w: int) -> tuple[ScalarExpr, ScalarExpr] | None:
+    """(left expression, right expression) of an equality whose operands each read only one
+    input of a join: the left one columns [0, width), the right one [off, off + w)."""
+    if not (isinstance(p, Call) and p.func == "eq" and len(p.args) == 2):
+        return None
+    a, b = p.args
+    ca, cb = columns_used(a), columns_used(b)
+    if ca and all(off <= c < off + w for c in ca) and cb and all(c < width for c in cb):
+        a, b, ca, cb = b, a, cb, ca
+    if not (ca and cb and all(c < width for c in ca) and all(off <= c < off + w for c in cb)):
+        return None
+    if a.type != b.type or _volatile(p):
+        return None
+    return a, b
+
+
+def _volatile(e: ScalarExpr) -> bool:
+    from planner.rules.fold_constants import _VOLATILE
+    from planner.functions import WALL_CLOCK_KERNELS
+    return any(isinstance(n, Call) and (n.func in _VOLATILE or n.func in WALL_CLOCK_KERNELS) for n in _nodes(e))
+
+
+def _nodes(e: ScalarExpr):
+    todo = [e]
+    while todo:
+        n = todo.pop()
+        yield n
+        if isinstance(n, Call):
+            todo.extend(n.args)
+        elif isinstance(n, Cast):
+            todo.append(n.arg)
+        elif isinstance(n, If):
+            todo.extend((n.cond, n.then, n.els))
 
 
 # ---- SELECT -----------------------------------------------------------------------------------
@@ -1322,18 +1367,24 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
     flattened = node.args.get("distinct", True) is False and op == "UNION" and all(
         lc.type == rc.type or k in l_untyped or k in r_untyped
         for k, (lc, rc) in enumerate(zip(left.columns, right.columns)))
+    branch_errors = []
     for branch in (left, right):
         # PostgreSQL keeps every column of a set operation's branch, read or not: a failing
-        # constant among them fails the statement (`planner.rules.fold_constants`). Except in a
-        # UNION ALL whose branches have the result's types: it becomes one "append" relation,
-        # and of a branch that stays a subquery there (GROUP BY, DISTINCT, LIMIT, ...) it drops
-        # the unread columns, as it does a derived table's.
+        # constant among them fails the statement (`planner.rules.fold_constants`), when it
+        # plans the set operation (`set_operation_errors`: not under a constantly false
+        # condition). Except in a UNION ALL whose branches have the result's types: it becomes
+        # one "append" relation pulled into the parent, whose branches' constants are folded
+        # whatever the parent's conditions, and of a branch that stays a subquery there (GROUP
+        # BY, DISTINCT, LIMIT, ...) it drops the unread columns, as it does a derived table's.
         if flattened and _stays_subquery(branch.plan):
             continue
-        try:
-            raise_deferred(branch.plan)
-        except SqlError:
-            raise_deferred(prune_columns(branch.plan))  # (not one in a column pruned inside it)
+        if first_deferred(branch.plan) is not None:
+            # (not one in a column pruned inside it, nor under a constantly false condition in it)
+            err = first_deferred(prune_columns(branch.plan), planned=True)
+            if err is not None and flattened:
+                raise_deferred(err)
+            if err is not None:
+                branch_errors.append(err)
     types = []
     for k, (lc, rc) in enumerate(zip(left.columns, right.columns)):
         lt = UNKNOWN if k in l_untyped else lc.type
@@ -1352,6 +1403,7 @@ def _plan_setop(node: exp.SetOperation, ctx: PlanContext) -> QueryResult:
     else:  # EXCEPT, INTERSECT
         plan = equality_keys.set_operation(op, _zero_floats(l, types), _zero_floats(r, types), not distinct,
                                            outer_values)
+    plan = set_operation_errors(plan, branch_errors)
     return QueryResult(plan, tuple(Column(c.name, t) for c, t in zip(left.columns, types)), keys=left.keys)
 
 

@@ -272,6 +272,9 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
     from planner.pg_source_syntax import CreatePostgresSource, plan_postgres_source
     if isinstance(ast, CreatePostgresSource):
         return plan_postgres_source(ast, ctx, stmt.sql)
+    from planner.kafka_syntax import CreateKafkaSource, plan_kafka_source
+    if isinstance(ast, CreateKafkaSource):
+        return plan_kafka_source(ast, ctx, stmt.sql)
     from planner.connection_syntax import CONNECTION_STATEMENTS, ConnectionPlan
     if isinstance(ast, CONNECTION_STATEMENTS):
         return ConnectionPlan(ast, ctx.database, tuple(ctx.search_path))  # server/adapter/connections.py

@@ -862,23 +862,25 @@ class ScalarLowerer:
             cmp = self.compare("eq", "=", first, args[1])
             l, r = cmp.args
             own = resolve_unknown(first, ctx)
+            # The result has the type of the left input of the `=` chosen: the first argument's
+            # own type where a cross-type `=` exists (integers among themselves, real with double),
+            # the common type otherwise (nullif(1, 1.5) is numeric).
+            same_family = (own.type.is_integer and l.type.is_integer) or (is_float(own.type) and is_float(l.type))
+            # character(n) with text compares (and returns) as text, without the padding; with
+            # an untyped literal, character or varchar it compares as character and returns itself
+            padded = own.type.kind is TypeKind.BPCHAR and args[1].type.kind is not TypeKind.TEXT
             if isinstance(l, Literal) and l.value is None:
                 # nullif(NULL, x) is NULL without evaluating x (PostgreSQL folds it so)
-                return Literal(None, l.type if l.type.kind is not TypeKind.BPCHAR else own.type)
+                return Literal(None, own.type if same_family or padded else l.type)
             if isinstance(l, Call) and l.func == "sort_key":
                 # Arrays and jsonb compare by their sort keys; the value returned is the array.
                 value = l.args[0]
                 return If(cmp, Literal(None, value.type), value, value.type)
-            if own.type.kind is TypeKind.BPCHAR and l.type.kind is TypeKind.TEXT:
+            if padded and l.type.kind is TypeKind.TEXT:
                 # Compared without the padding, returned with it: character(n) stays itself.
                 return If(cmp, Literal(None, own.type), own, own.type)
             call = Call("nullif", (l, r), l.type)
-            # The result has the type of the left input of the `=` chosen: the first argument's
-            # own type where a cross-type `=` exists (integers among themselves, real with double),
-            # the common type otherwise (nullif(1, 1.5) is numeric).
-            own = resolve_unknown(first, ctx).type
-            same_family = (own.is_integer and l.type.is_integer) or (is_float(own) and is_float(l.type))
-            return Cast(call, own) if l.type != own and same_family else call
+            return Cast(call, own.type) if l.type != own.type and same_family else call
         if name == "mz_now":
             if args:
                 raise _no_func(name, args)

@@ -10,8 +10,8 @@ COUNTER is a single-output generator: the source itself is the relation (column 
 AUCTION, MARKETING and TPCH need FOR ALL TABLES, which creates one subsource per relation in the
 source's schema. Every source also gets a progress subsource (`<name>_progress`, column
 `offset`): the next tick it will generate. `FROM WEBHOOK` continues in planner/webhook_syntax.py.
-Other source types (Kafka, PostgreSQL, MySQL) and the KEY VALUE / DATUMS / CLOCK generators are
-refused with 0A000.
+`FROM POSTGRES` in planner/pg_source_syntax.py, `FROM KAFKA` in planner/kafka_syntax.py. Other
+source types (MySQL, ...) and the KEY VALUE / DATUMS / CLOCK generators are refused with 0A000.
 
 >>> from planner.parse import parse
 >>> parse("CREATE SOURCE c FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms')")[0].ast.options
@@ -31,7 +31,7 @@ from planner import mz_ast as m
 
 _GENERATORS = ("COUNTER", "AUCTION", "MARKETING", "TPCH")
 _UNSUPPORTED_GENERATORS = {"KEY": "KEY VALUE", "DATUMS": "DATUMS", "CLOCK": "CLOCK"}
-_UNSUPPORTED_FROM = {"KAFKA": "Kafka", "MYSQL": "MySQL", "SQL": "SQL Server", "KINESIS": "Kinesis", "S3": "S3",
+_UNSUPPORTED_FROM = {"MYSQL": "MySQL", "SQL": "SQL Server", "KINESIS": "Kinesis", "S3": "S3",
                      "FILE": "file"}
 
 # option words -> (option key, value kind)
@@ -88,13 +88,16 @@ def parse_create_source(c) -> "CreateSource | CreateWebhookSource":
     if c.accept("POSTGRES"):
         from planner.pg_source_syntax import parse_postgres_source
         return parse_postgres_source(c, name, if_not_exists)
+    if c.accept("KAFKA"):  # planner/kafka_syntax.py
+        from planner.kafka_syntax import parse_kafka_source
+        return parse_kafka_source(c, name, if_not_exists)
     if not c.accept("LOAD", "GENERATOR"):
         t = c.peek()
         word = t.text.upper() if t is not None else ""
         if word in _UNSUPPORTED_FROM:
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"CREATE SOURCE ... FROM {word} not yet supported",
-                           detail=f"{_UNSUPPORTED_FROM[word]} sources are not built yet; load generators "
-                                  "and PostgreSQL sources are.")
+                           detail=f"{_UNSUPPORTED_FROM[word]} sources are not built yet; load generators, "
+                                  "webhook, PostgreSQL and Kafka sources are.")
         raise syntax_error_at(t)
     t = c.peek()
     word = t.text.upper() if t is not None else ""

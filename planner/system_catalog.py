@@ -92,7 +92,8 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
         cluster_replicas=tuple(cluster_replicas()) if cluster_replicas else (),
         clusters=tuple(clusters().clusters) if clusters else (),
         secrets=tuple(secret_store.secrets()) if secret_store else (),
-        connections=tuple(secret_store.connections()) if secret_store else ())
+        connections=tuple(secret_store.connections()) if secret_store else (),
+        sinks=tuple(ctx.catalog.sinks.sinks()) if getattr(ctx.catalog, "sinks", None) is not None else ())
     ctx.caches["system_snapshot"] = snap
     return snap
 

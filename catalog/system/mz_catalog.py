@@ -168,8 +168,11 @@ def mz_connections(snap: CatalogSnapshot):
             for c in snap.connections if c.database == snap.database]
 
 
-relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id text, name text, type text, owner_id text")(
-    lambda snap: ())
+@relation("mz_catalog", "mz_sinks", 16110, "id text, oid oid, schema_id text, name text, type text, owner_id text")
+def mz_sinks(snap: CatalogSnapshot):
+    """CREATE SINK's sinks (catalog/sinks.py)."""
+    return [(s.id, s.oid, schema_id(snap, s.schema), s.name, s.type, f"u{snap.role_oid(s.owner)}")
+            for s in snap.sinks if s.database == snap.database]
 
 
 @relation("mz_catalog", "mz_roles", 16111, "id text, oid oid, name text, inherit bool")

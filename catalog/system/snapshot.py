@@ -63,6 +63,7 @@ class CatalogSnapshot:
     # Secrets and connections (catalog.secrets.Secret / Connection: names, never values).
     secrets: tuple = field(default=(), hash=False, compare=False)
     connections: tuple = field(default=(), hash=False, compare=False)
+    sinks: tuple = field(default=(), hash=False, compare=False)  # catalog.sinks.Sink
     # The running replicas of every cluster (catalog.replicas.ReplicaStatus), for
     # mz_cluster_replicas; the clusters as recorded (catalog.clusters.ClusterSpec), for mz_clusters.
     cluster_replicas: tuple = ()

@@ -100,6 +100,42 @@ def deferred_error(err, e: ScalarExpr) -> Call:
                 e.type)
 
 
+def set_operation_errors(plan, branch_errors: list[Call]):
+    """A set operation's plan carrying its branches' failing constants (PostgreSQL folds every
+    column of a set operation's branches when it plans it): a filter of the first one, marked
+    as a set operation's, so `raise_deferred_planned` raises it unless PostgreSQL would never
+    plan the set operation (under a constantly false condition). It never runs: raised at plan
+    time, or removed with the empty part of the plan it sits in."""
+    from dataflow.plan import Filter
+    from dataflow.types import BOOL, TEXT
+    if not branch_errors:
+        return plan
+    marker = Call(DEFERRED_ERROR, branch_errors[0].args[:4] + (Literal(_SET_OPERATION, TEXT),), BOOL)
+    return Filter(plan, (marker,))
+
+
+_SET_OPERATION = "set operation"
+
+
+def first_deferred(node, planned: bool = False) -> Call | None:
+    """The first deferred error in `node` (of a relational plan, with `planned`, only one
+    `raise_deferred_planned` would raise), or None."""
+    from dataflow.errors import SqlError
+    from dataflow.types import BOOL
+    try:
+        raise_deferred_planned(node) if planned else raise_deferred(node)
+    except SqlError as err:
+        return deferred_error(err, Literal(None, BOOL))
+    return None
+
+
+def _is_set_operation_marker(node) -> bool:
+    from dataflow.plan import Filter
+    return isinstance(node, Filter) and any(
+        isinstance(p, Call) and p.func == DEFERRED_ERROR and len(p.args) > 4 and p.args[4].value == _SET_OPERATION
+        for p in node.predicates)
+
+
 def raise_deferred(node) -> None:
     """Raise the first deferred error in `node` (an expression, a plan or a statement plan)."""
     import dataclasses
@@ -113,7 +149,7 @@ def raise_deferred(node) -> None:
             continue
         seen.add(id(n))
         if isinstance(n, Call) and n.func == DEFERRED_ERROR:
-            state, message, detail, hint = (a.value for a in n.args)
+            state, message, detail, hint = (a.value for a in n.args[:4])
             raise SqlError(state, message, detail=detail, hint=hint)
         if isinstance(n, (tuple, list)):
             todo.extend(reversed(n))
@@ -149,7 +185,7 @@ def raise_deferred_planned(plan) -> None:
         if (id(node), under_false) in seen:
             continue
         seen.add((id(node), under_false))
-        if under_false and in_subquery(node):
+        if under_false and (in_subquery(node) or _is_set_operation_marker(node)):
             continue    # a subquery PostgreSQL does not plan
         if isinstance(node, LetRec):
             raise_deferred(node)

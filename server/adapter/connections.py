@@ -38,8 +38,12 @@ def find_connection(catalog, database: str, search_path, name):
 
 
 def sources_using(catalog, connection_id: str) -> list:
-    return [i for i in catalog.items() if i.kind is ItemKind.SOURCE
-            and json.loads(i.definition or "{}").get("connection") == connection_id]
+    """Sources reading through a connection (a Kafka source's Avro formats: its schema registry)."""
+    def uses(item) -> bool:
+        d = json.loads(item.definition or "{}")
+        return connection_id in (d.get("connection"), (d.get("key_format") or {}).get("registry"),
+                                 (d.get("value_format") or {}).get("registry"))
+    return [i for i in catalog.items() if i.kind is ItemKind.SOURCE and uses(i)]
 
 
 def webhooks_using(catalog, secret_id: str) -> list:
@@ -73,8 +77,15 @@ async def execute_connection_statement(coord, session: Session, plan: Connection
         return CommandComplete("ALTER SECRET")
     if isinstance(stmt, CreateConnection):
         return await _create_connection(coord, session, plan, stmt)
+    if isinstance(stmt, DropConnectionObject) and stmt.kind == "sink":
+        from storage.sources.kafka.ddl import drop_sinks
+        return await drop_sinks(coord, session, plan, stmt)
     if isinstance(stmt, DropConnectionObject):
         return await _drop(coord, session, plan, stmt)
+    from planner.kafka_syntax import CreateSink
+    if isinstance(stmt, CreateSink):
+        from storage.sources.kafka.ddl import create_sink
+        return await create_sink(coord, session, plan, stmt)
     raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "statement not yet supported")
 
 
@@ -86,6 +97,9 @@ def _check_schema(catalog, database: str, schema: str) -> None:
 
 
 async def _create_connection(coord, session: Session, plan: ConnectionPlan, stmt: CreateConnection):
+    if stmt.type != "postgres":  # Kafka, Confluent Schema Registry
+        from storage.sources.kafka.ddl import create_kafka_connection
+        return await create_kafka_connection(coord, session, plan, stmt)
     from storage.sources.postgres.upstream import connect_params, validate
     catalog = coord.catalog
     database, schema, name = plan.qualify(stmt.name)
@@ -124,7 +138,8 @@ async def _drop(coord, session: Session, plan: ConnectionPlan, stmt: DropConnect
                     raise SqlError(SqlState.UNDEFINED_OBJECT, f'unknown secret "{shown}"')
                 session.pending_notices.append(("00000", f'secret "{shown}" does not exist, skipping'))
                 continue
-            users = [c for c in catalog.secrets.connections() if c.options.get("password_secret") == secret.id]
+            users = [c for c in catalog.secrets.connections()
+                     if any(k.endswith("_secret") and v == secret.id for k, v in c.options.items())]
             webhooks = webhooks_using(catalog, secret.id)
             if (users or webhooks) and not stmt.cascade:
                 what = f'connection "{users[0].name}"' if users else f'source "{webhooks[0].name}"'
@@ -144,10 +159,13 @@ async def _drop(coord, session: Session, plan: ConnectionPlan, stmt: DropConnect
                 session.pending_notices.append(("00000", f'connection "{shown}" does not exist, skipping'))
                 continue
             users = sources_using(catalog, conn.id)
-            if users and not stmt.cascade:
+            from storage.sources.kafka.ddl import sinks_using
+            sinks = sinks_using(catalog, conn.id)
+            if (users or sinks) and not stmt.cascade:
+                what = f'source "{users[0].name}"' if users else f'sink "{sinks[0].name}"'
                 raise SqlError(SqlState.DEPENDENT_OBJECTS_STILL_EXIST,
-                               f'cannot drop connection "{conn.name}": still depended upon by source '
-                               f'"{users[0].name}"', hint="Use DROP ... CASCADE to drop the dependent objects too.")
+                               f'cannot drop connection "{conn.name}": still depended upon by {what}',
+                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
             await _drop_connection(coord, conn)
     return CommandComplete(tag)
 
@@ -156,4 +174,7 @@ async def _drop_connection(coord, conn) -> None:
     sources = sources_using(coord.catalog, conn.id)
     if sources:
         await coord.drop([s.id for s in sources], cascade=True)
+    from storage.sources.kafka.ddl import drop_sink, sinks_using
+    for sink in sinks_using(coord.catalog, conn.id):
+        await drop_sink(coord, sink)
     coord.catalog.secrets.drop_connection(conn.id)

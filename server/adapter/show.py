@@ -79,8 +79,9 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         return Rows(columns,
                     [(i.name, source_type(i), "quickstart" if i.kind is ItemKind.SOURCE else None, "")
                      for i in items])
-    if what == "sinks":  # none exist yet
-        return Rows(columns, [])
+    if what == "sinks":  # catalog/sinks.py
+        found = [s for s in catalog.sinks.sinks() if s.database == database and plan.schema in (None, s.schema)]
+        return Rows(columns, [(s.name, s.type, CLUSTER, "") for s in sorted(found, key=lambda s: s.name)])
     if what in ("secrets", "connections"):  # names (and a connection's type), never a secret's value
         store = catalog.secrets
         if what == "secrets":

@@ -11,7 +11,9 @@ from server.api import CommandComplete, Outcome, Session
 
 __all__ = ["SOURCE_PLANS", "create_source", "source_type"]
 
-SOURCE_PLANS = (CreateSourcePlan, CreateWebhookSourcePlan, CreatePostgresSourcePlan)
+from planner.kafka_syntax import CreateKafkaSourcePlan  # noqa: E402
+
+SOURCE_PLANS = (CreateSourcePlan, CreateWebhookSourcePlan, CreatePostgresSourcePlan, CreateKafkaSourcePlan)
 
 
 async def create_source(coord, session: Session,
@@ -22,6 +24,9 @@ async def create_source(coord, session: Session,
     if isinstance(plan, CreatePostgresSourcePlan):
         from storage.sources.postgres.setup import create_postgres_source
         await create_postgres_source(coord, plan, session.user)
+    elif isinstance(plan, CreateKafkaSourcePlan):
+        from storage.sources.kafka.ddl import create_kafka_source
+        await create_kafka_source(coord, plan, session.user)
     else:
         await coord.sources.create(plan)
     return CommandComplete("CREATE SOURCE")

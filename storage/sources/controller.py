@@ -61,6 +61,8 @@ class SourceController:
         self.stats: dict[str, SourceStatistics] = {}
         from storage.sources.webhook_ingest import WebhookIngest
         self.webhooks = WebhookIngest(coord)  # webhook sources: appended by HTTP requests
+        from storage.sources.kafka.sink import KafkaSinks
+        self.kafka_sinks = KafkaSinks(coord)  # CREATE SINK ... INTO KAFKA
 
     # -- catalog ----------------------------------------------------------------------------
 
@@ -91,13 +93,17 @@ class SourceController:
         if cfg.get("type") == "postgres":
             from storage.sources.postgres.spec import PostgresSpec
             return PostgresSpec.from_definition(cfg)
+        if cfg.get("type") == "kafka":
+            from storage.sources.kafka.spec import KafkaSpec
+            return KafkaSpec.from_definition(cfg)
         return make_generator(cfg["generator"], LoadGenOptions.from_json(cfg["options"]))
 
     async def create_from_spec(self, plan, spec, definition: dict) -> CatalogItem:
         """CREATE SOURCE for a source whose outputs `spec` knows (PostgreSQL): the catalog
         entries and shards as `create`, then its ingestion task."""
         coord, catalog = self.coord, self.coord.catalog
-        names = [plan.name] + [o.name for o in spec.outputs()] + [plan.progress_name]
+        single = spec.outputs()[0].columns if spec.single_output else ()  # Kafka: the source is the relation
+        names = [plan.name] + [o.name for o in spec.outputs() if o.name is not None] + [plan.progress_name]
         async with coord.write_lock:
             for n in names:
                 existing = catalog.try_resolve((plan.database, plan.schema, n))
@@ -106,7 +112,7 @@ class SourceController:
             if len(set(names)) != len(names):
                 dup = next(n for n in names if names.count(n) > 1)
                 raise SqlError(SqlState.DUPLICATE_TABLE, f'source "{dup}" already exists')
-            source = catalog.create(ItemKind.SOURCE, plan.schema, plan.name, (), plan.create_sql,
+            source = catalog.create(ItemKind.SOURCE, plan.schema, plan.name, single, plan.create_sql,
                                     database=plan.database, definition=json.dumps(definition))
             await self._create_subsources(source, spec)
         self.start_source(source)
@@ -176,6 +182,7 @@ class SourceController:
     async def start(self) -> None:
         """At environmentd start (after the shards were imported): resume every source."""
         self.webhooks.start()
+        self.kafka_sinks.start()
         for source in self.sources():
             outputs, progress = self.parts(source)
             if progress is None or (not source.columns and len(outputs) < len(self.generator(source).outputs())):
@@ -205,6 +212,7 @@ class SourceController:
             drop_slot_later(self.coord, source, task)
 
     def close(self) -> None:
+        self.kafka_sinks.close()
         for id in list(self.tasks):
             task = self.tasks.pop(id)
             task.cancel()
@@ -236,6 +244,9 @@ class SourceController:
         if source_config(source).get("type") == "postgres":
             from storage.sources.postgres.ingest import run_postgres
             return await run_postgres(self, source, stats)
+        if source_config(source).get("type") == "kafka":
+            from storage.sources.kafka.ingest import run_kafka
+            return await run_kafka(self, source, stats)
         gen = self.generator(source)
         outputs, progress = self.parts(source)
         offset = await self.recover(source)

@@ -126,7 +126,7 @@ def test_auction_view_subscribe_matches_select_and_postgres(slipstream, pg_oracl
 def test_source_statement_errors(slipstream, unique_prefix):
     p = unique_prefix
     cases = [
-        (f"CREATE SOURCE {p}k FROM KAFKA CONNECTION k (TOPIC 't')", "0A000"),
+        (f"CREATE SOURCE {p}k FROM MYSQL CONNECTION k (TOPIC 't')", "0A000"),
         (f"CREATE SOURCE {p}k FROM POSTGRES CONNECTION {p}nope (PUBLICATION 'p') FOR ALL TABLES", "42704"),
         (f"CREATE SOURCE {p}k FROM WEBHOOK BODY FORMAT AVRO", "0A000"),
         (f"CREATE SOURCE {p}k FROM LOAD GENERATOR KEY VALUE (KEYS 16)", "0A000"),

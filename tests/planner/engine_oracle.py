@@ -103,3 +103,35 @@ def _value(x):
 
 def norm(rows) -> list[tuple]:
     return sorted((tuple(_value(x) for x in r) for r in rows), key=repr)
+
+
+def oracle_fixtures(ddl: list[str], data: list[str], setup: tuple[str, ...] = ()):
+    """The module-scoped `pg` (a PostgreSQL connection holding the tables) and `db` (EngineDb)
+    fixtures an oracle test module compares with, from its DDL and data:
+
+        pg, db = oracle_fixtures(DDL, DATA)
+
+    `setup` runs on the PostgreSQL connection first (`SET TIME ZONE 'UTC'`)."""
+    import re
+
+    import psycopg
+    import pytest
+
+    tables = [m.group(1) for s in ddl for m in [re.match(r"\s*CREATE\s+TABLE\s+(\w+)", s, re.I)] if m]
+
+    @pytest.fixture(scope="module", name="pg")
+    def pg_fixture(pg_oracle):
+        with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
+            for s in setup:
+                conn.execute(s)
+            if tables:
+                conn.execute(f"DROP TABLE IF EXISTS {', '.join(tables)} CASCADE")
+            for s in ddl + data:
+                conn.execute(s)
+            yield conn
+
+    @pytest.fixture(scope="module", name="db")
+    def db_fixture():
+        return EngineDb(ddl, data)
+
+    return pg_fixture, db_fixture

@@ -4,10 +4,9 @@ subquery), and casts of floats and timestamps to text give PostgreSQL's strings.
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE fl (i int, f float8, r real, ts timestamp, tz timestamptz)"]
 DATA = ["INSERT INTO fl VALUES (1, 'NaN', 'NaN', '2024-01-02 03:04:05.5', '2024-01-02 03:04:05+00'), "
@@ -40,19 +39,7 @@ ORDERED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("SET TIME ZONE 'UTC'")
-        conn.execute("DROP TABLE IF EXISTS fl CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA, setup=("SET TIME ZONE 'UTC'",))
 
 
 @pytest.mark.parametrize("sql", UNORDERED)

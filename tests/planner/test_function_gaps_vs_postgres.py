@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import random
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer, pg_type_oids
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer, pg_type_oids
 
 DDL = ["CREATE TABLE fg (id int, s text, n int, f float8, ts timestamp, iv interval, b bytea, "
        "a int[], ta text[], j jsonb)"]
@@ -127,19 +126,7 @@ REFUSED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("SET TIME ZONE 'UTC'")
-        conn.execute("DROP TABLE IF EXISTS fg CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA, setup=("SET TIME ZONE 'UTC'",))
 
 
 @pytest.mark.parametrize("sql", VALUES)

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from dataflow.errors import SqlError
-from tests.planner.engine_oracle import EngineDb, pg_answer, pg_type_oids
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer, pg_type_oids
 
 DDL = ["CREATE TABLE t (id int, a int, b int, c text, x int, f float8, n numeric(8,2))",
        "CREATE TABLE e (a int, b int, x int)",
@@ -118,18 +118,7 @@ ERRORS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS t, e, u CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", QUERIES)

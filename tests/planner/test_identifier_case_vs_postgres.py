@@ -5,11 +5,10 @@ column it selected as `TABLE_NAME`.)"""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
 from planner import parse, plan_statement
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ['CREATE TABLE Case_T (A int, "B" int, "c D" text)']
 DATA = ["INSERT INTO CASE_T VALUES (1, 2, 'x'), (3, 4, 'y')"]
@@ -32,18 +31,7 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS case_t CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", QUERIES)

@@ -4,7 +4,6 @@ and answers equal PostgreSQL's over joins of every kind, key types, NULLs and du
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
 from dataflow.expr import Call, ColumnRef, Literal
@@ -12,7 +11,7 @@ from dataflow.plan import Filter, Get, Join, Project
 from dataflow.types import BOOL, INT4, INT8, TEXT
 from planner import parse, plan_statement
 from planner.rules.join_constants import propagate_join_constants
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE a (x int, y int, s text)", "CREATE TABLE b (x int, z text, n numeric(6,2))",
        "CREATE TABLE c (z text, w int, n numeric(6,2))"]
@@ -82,18 +81,7 @@ QUERIES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS a, b, c CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", QUERIES)

@@ -7,10 +7,9 @@ TRUE`); both must reach the engine as a negation."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE np (id int, s text, p text, n int, lo int, hi int, b boolean)",
        "CREATE TABLE nq (k int, s2 text)"]
@@ -61,18 +60,7 @@ def _queries() -> list[str]:
 QUERIES = _queries()
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS np, nq CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 def test_reported_cases(db):

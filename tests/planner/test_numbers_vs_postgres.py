@@ -6,10 +6,9 @@ exactly instead of rounding it (the documented limit; PostgreSQL has arbitrary p
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer, pg_type_oids
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer, pg_type_oids
 
 DDL = ["CREATE TABLE nums (i int, bi bigint, r real, f float8, d numeric(10,2), n numeric)"]
 DATA = ["INSERT INTO nums VALUES (2147483583, 9000000000, 0.1, 0.1, 2.675, 0.1), "
@@ -53,18 +52,7 @@ REFUSED_AT_THE_LIMIT = [  # PostgreSQL answers; numeric without a scale here can
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS nums CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", SAME_AS_POSTGRES)

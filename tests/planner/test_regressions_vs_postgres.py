@@ -4,10 +4,9 @@ PostgreSQL's answer over the same data."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer, pg_type_oids
 
 DDL = ["CREATE TABLE t (i int, j int, s text, f float8, r real, d numeric(10,2), b boolean, ts timestamp, "
        "dt date, bi bigint, si smallint)",
@@ -216,18 +215,7 @@ ORDERED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS t, n16, u1, u2, fs, e0 CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", QUERIES)
@@ -246,3 +234,18 @@ def test_missing_postgres_features_are_refused_with_0A000(sql, db, pg):
 @pytest.mark.parametrize("sql", ORDERED)
 def test_order_matches_postgres(sql, db, pg):
     assert db.answer(sql, ordered=True) == pg_answer(pg, sql, ordered=True)
+
+
+@pytest.mark.parametrize("sql", [
+    # nullif(NULL, x) folds to NULL of the type nullif has (was the other argument's)
+    "SELECT nullif(CAST(NULL AS integer), bi) FROM t", "SELECT nullif(CAST(NULL AS integer), 1.5) FROM t",
+    "SELECT nullif(NULL, i) FROM t", "SELECT nullif(CAST(NULL AS real), f) FROM t",
+    "SELECT nullif(CAST(NULL AS char(2)), s) FROM t", "SELECT nullif(si, bi) FROM t",
+    "SELECT nullif(CAST(NULL AS char(2)), 'a') FROM t",
+    # character(n) with text compares and returns text (no padding); with varchar, character
+    "SELECT nullif(CAST(s AS char(6)), s) FROM t", "SELECT nullif(CAST(s AS char(6)), 'x') FROM t",
+    "SELECT nullif(CAST(s AS char(6)), CAST(s AS varchar)) FROM t",
+])
+def test_result_types_match_postgres(sql, db, pg):
+    assert db.answer(sql) == pg_answer(pg, sql)
+    assert db.type_oids(sql) == pg_type_oids(pg, sql)

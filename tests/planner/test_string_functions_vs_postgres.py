@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from dataflow.errors import SqlError
-from tests.planner.engine_oracle import EngineDb, pg_answer, pg_type_oids
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer, pg_type_oids
 
 DDL = ["CREATE TABLE st (id int, s text, t text, n int, b bigint, c char(5), v varchar(10), f float8, "
        "d numeric(6,2), ok boolean)"]
@@ -164,19 +164,7 @@ ERRORS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("SET TIME ZONE 'UTC'")
-        conn.execute("DROP TABLE IF EXISTS st CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA, setup=("SET TIME ZONE 'UTC'",))
 
 
 @pytest.mark.parametrize("sql", QUERIES)

@@ -5,10 +5,9 @@ error 21000."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE t (id int, a int, s text, f float8)",
        "CREATE TABLE u (k int, v int, w text)",
@@ -170,18 +169,7 @@ REFUSED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS t, u, e CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", UNORDERED)

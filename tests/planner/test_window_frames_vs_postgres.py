@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import itertools
 
-import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE wf (id int, g int, k int, x float8, n numeric(8,2), f float8, d date, ts timestamp)",
        "CREATE TABLE wide (i int, k int, v float8)"]
@@ -111,18 +110,7 @@ ERRORS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("DROP TABLE IF EXISTS wf, wide CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA)
 
 
 @pytest.mark.parametrize("sql", _range_queries() + GROUPS + OTHERS + _exclude_queries())

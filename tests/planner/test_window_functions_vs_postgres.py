@@ -8,7 +8,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.planner.engine_oracle import EngineDb, pg_answer, pg_type_oids
+from tests.planner.engine_oracle import oracle_fixtures, pg_answer, pg_type_oids
 
 DDL = ["CREATE TABLE w (id int, g int, k int, x int, f float8, n numeric(10,2), s text, b bigint)",
        "CREATE TABLE e (id int, g int, x int)"]
@@ -136,19 +136,7 @@ REFUSED = [  # 0A000 here; PostgreSQL answers these
 ]
 
 
-@pytest.fixture(scope="module")
-def pg(pg_oracle):
-    with psycopg.connect(pg_oracle.dsn, autocommit=True) as conn:
-        conn.execute("SET TIME ZONE 'UTC'")
-        conn.execute("DROP TABLE IF EXISTS w, e CASCADE")
-        for s in DDL + DATA:
-            conn.execute(s)
-        yield conn
-
-
-@pytest.fixture(scope="module")
-def db():
-    return EngineDb(DDL, DATA)
+pg, db = oracle_fixtures(DDL, DATA, setup=("SET TIME ZONE 'UTC'",))
 
 
 @pytest.mark.parametrize("sql", QUERIES)

@@ -67,7 +67,7 @@ def test_columns_follow_materialize(catalog):
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (BODY) body IN (SELECT 'a'))", "0A000"),
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON CHECK (WITH (BODY, BODY) true)", "42701"),
     ("CREATE SOURCE w FROM WEBHOOK BODY FORMAT JSON extra", "42601"),
-    ("CREATE SOURCE w FROM KAFKA CONNECTION k (TOPIC 't')", "0A000"),
+    ("CREATE SOURCE w FROM MYSQL CONNECTION k (TOPIC 't')", "0A000"),
 ])
 def test_bad_ddl(catalog, sql, sqlstate):
     with pytest.raises(SqlError) as e:
