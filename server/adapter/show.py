@@ -81,7 +81,7 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
                      for i in items])
     if what == "sinks":  # catalog/sinks.py
         found = [s for s in catalog.sinks.sinks() if s.database == database and plan.schema in (None, s.schema)]
-        return Rows(columns, [(s.name, s.type, CLUSTER, "") for s in sorted(found, key=lambda s: s.name)])
+        return Rows(columns, [(s.name, s.type, "quickstart", "") for s in sorted(found, key=lambda s: s.name)])
     if what in ("secrets", "connections"):  # names (and a connection's type), never a secret's value
         store = catalog.secrets
         if what == "secrets":
