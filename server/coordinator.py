@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from catalog.durable import DEFAULT_DATABASE, Catalog, creation_order, drop_closure
 from catalog.items import CatalogItem, ItemKind
-from catalog.clusters import ClusterSpec, Clusters
+from catalog.clusters import ClusterSpec
 from catalog.replicas import ReplicaStatus
 from dataflow.batch import advance_times, concat, consolidate
 from dataflow.controller import ComputeController, StepOutput
