@@ -16,6 +16,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from catalog.clusters import Clusters
 from catalog.items import CatalogItem, ItemKind
 from catalog.privileges import CURRENT_ROLE, PrivilegeStore
 from catalog.roles import Role, RoleStore
@@ -56,7 +57,7 @@ def item_to_json(item: CatalogItem) -> str:
         "columns": [[c.name, _type_to_json(c.type), c.nullable] for c in item.columns],
         "create_sql": item.create_sql, "definition": item.definition,
         "depends_on": list(item.depends_on), "index_on": item.index_on,
-        "index_key": list(item.index_key), "owner": item.owner,
+        "index_key": list(item.index_key), "owner": item.owner, "cluster_id": item.cluster_id,
     })
 
 
@@ -69,6 +70,8 @@ def item_from_json(text: str) -> CatalogItem:
         create_sql=d["create_sql"], definition=d["definition"],
         depends_on=tuple(d["depends_on"]), index_on=d["index_on"],
         index_key=tuple(d["index_key"]), owner=d.get("owner", "slipstream"),
+        # (written before there were clusters: computed by quickstart, u1)
+        cluster_id=d.get("cluster_id", "u1" if d["kind"] in ("materialized view", "index") else None),
     )
 
 
@@ -85,6 +88,7 @@ class Catalog:
         self._roles = RoleStore(conn, next_oid=lambda: self._next("oid"), lock=self._lock)
         self._privileges = PrivilegeStore(conn, self._lock, DEFAULT_DATABASE, DEFAULT_SCHEMA)
         self._secrets = SecretStore(conn, self._lock, self._next)
+        self._clusters: Clusters | None = None
         from catalog.sinks import SinkStore
         self._sinks = SinkStore(conn, self._lock, self._next)
 
@@ -167,7 +171,7 @@ class Catalog:
     def create(self, kind: ItemKind, schema: str, name: str, columns: tuple[Column, ...],
                create_sql: str, *, database: str = DEFAULT_DATABASE, definition: str | None = None,
                depends_on: tuple[str, ...] = (), index_on: str | None = None,
-               index_key: tuple[int, ...] = ()) -> CatalogItem:
+               index_key: tuple[int, ...] = (), cluster_id: str | None = None) -> CatalogItem:
         """Allocate an id and store the object durably; raises 42P07 if the name is taken."""
         with self._lock:
             existing = self.try_resolve((database, schema, name))
@@ -184,7 +188,7 @@ class Catalog:
                     id=f"u{self._next('id')}", oid=self._next("oid"), kind=kind, database=database,
                     schema=schema, name=name, columns=columns, create_sql=create_sql,
                     definition=definition, depends_on=depends_on, index_on=index_on,
-                    index_key=index_key, owner=CURRENT_ROLE.get())
+                    index_key=index_key, owner=CURRENT_ROLE.get(), cluster_id=cluster_id)
                 self._conn.execute("INSERT INTO items VALUES (?, ?)", (item.id, item_to_json(item)))
                 self._conn.execute("COMMIT")
             except BaseException:
@@ -293,6 +297,16 @@ class Catalog:
         return self._roles
 
     # -- small durable settings (e.g. the timestamp oracle's high-water mark) ---------------
+
+    def clusters(self) -> Clusters:
+        """The compute clusters and their replicas (catalog/clusters.py)."""
+        if self._clusters is None:
+            self._clusters = Clusters.load(self)
+        return self._clusters
+
+    def set_clusters(self, clusters: Clusters) -> None:
+        clusters.save(self)
+        self._clusters = clusters
 
     def get_setting(self, name: str) -> str | None:
         row = self._conn.execute("SELECT value FROM settings WHERE name = ?", (name,)).fetchone()

@@ -48,6 +48,9 @@ class CatalogItem:
     index_on: str | None = None
     index_key: tuple[int, ...] = ()
     owner: str = "slipstream"
+    # For materialized views and indexes: the id of the compute cluster whose replicas compute
+    # them (catalog/clusters.py); None for everything else.
+    cluster_id: str | None = None
 
     @property
     def is_input(self) -> bool:

@@ -1,6 +1,6 @@
 """The compute controller: environmentd's side of the dataflow workers.
 
-It runs the compute cluster's replicas (each a Spark barrier job, `dataflow.spark_host`), sends
+It runs one compute cluster's replicas (each a Spark barrier job, `dataflow.spark_host`), sends
 every worker of every replica the same commands in the same order, and merges what comes back.
 Replicas compute the same dataflows deterministically, so the controller keeps one output stream
 per dataflow: a step's output is taken from whichever replica reaches it first and the others'
@@ -111,7 +111,8 @@ class ReplicaLost(SqlError):
 class ComputeController:
     def __init__(self, workers: int, data_dir: Path, listen_host: str = "127.0.0.1",
                  advertise_host: str = "127.0.0.1", replica_name: str = "r1",
-                 replica_memory_bytes: int | None = None) -> None:
+                 replica_memory_bytes: int | None = None, cluster: str = "quickstart") -> None:
+        self.cluster = cluster  # the cluster's name (logs, Spark job names)
         self.workers = workers  # the first replica's size
         self.replica_memory_bytes = replica_memory_bytes  # each replica's memory limit (None: none)
         self.first_replica = replica_name
@@ -183,10 +184,11 @@ class ComputeController:
         port = replica.server.sockets[0].getsockname()[1]
         replica.job = SparkReplica(self._spark, replica.workers, (self.advertise_host, port), self.data_dir,
                                    self.advertise_host, lambda error: self._on_job_exit(replica, error),
-                                   name=replica.name, memory_limit_bytes=self.replica_memory_bytes)
+                                   name=f"{self.cluster}.{replica.name}",
+                                   memory_limit_bytes=self.replica_memory_bytes)
         replica.job.start()
         await asyncio.wait_for(replica.connected.wait(), timeout=REPLICA_START_SECONDS)
-        log.info("replica %s of %d workers connected", replica.name, replica.workers)
+        log.info("replica %s.%s of %d workers connected", self.cluster, replica.name, replica.workers)
 
     def _stop_job(self, replica: Replica) -> None:
         if replica.job is not None:
@@ -296,6 +298,17 @@ class ComputeController:
         from dataflow.plan import collections_read
 
         return max([self._since.get(i, 0) for i in collections_read(plan)] + [0])
+
+    def fail_all(self, error: SqlError) -> None:
+        """The cluster is going away (DROP CLUSTER): every peek in flight and every SUBSCRIBE on
+        it ends with `error` rather than waiting for replicas that will never answer."""
+        for peek in self._peeks.values():
+            if not peek.future.done():
+                peek.future.set_exception(error)
+        self._peeks.clear()
+        for state in self._dataflows.values():
+            if state.command.sink == "subscribe":
+                state.queue.put_nowait(error)
 
     async def close(self) -> None:
         self._closing = True

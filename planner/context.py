@@ -77,6 +77,13 @@ class PlanContext:
     # Inside a subquery that may read an enclosing query's columns: those columns as a relation
     # every SELECT of the subquery joins with (`planner.subqueries.OuterRelation`), else None.
     outer: Any = None
+    # The compute cluster (name) the plan will run on, when not the session's (IN CLUSTER, or an
+    # item's own cluster when the coordinator re-plans it): only its indexes may be read.
+    cluster: str | None = None
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster or self.session.settings.get("cluster") or "quickstart"
 
     def child(self) -> "PlanContext":
         """A context for planning a view's definition: same params/catalog, own dependencies,

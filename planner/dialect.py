@@ -27,7 +27,6 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from planner import mz_ast as m
 from planner.functions import FUNCTIONS
 from planner import catalog_syntax, join_syntax
-from planner.cluster_syntax import check_cluster
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 
@@ -916,8 +915,9 @@ def _create_view(c: _Cursor, materialized: bool, or_replace: bool) -> m.CreateVi
     columns = None
     if c.peek() is not None and c.peek().token_type == TokenType.L_PAREN:
         columns = c.ident_list()
+    cluster = None
     if c.accept("IN", "CLUSTER"):
-        check_cluster(c.ident())
+        cluster = c.ident()
     if c.accept("WITH"):
         c.paren_span()  # WITH (options) accepted and ignored
     c.expect("AS")
@@ -925,7 +925,7 @@ def _create_view(c: _Cursor, materialized: bool, or_replace: bool) -> m.CreateVi
     query = parse_query(definition)
     if isinstance(query, m.SelectAsOf):
         raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "AS OF in a view definition not yet supported")
-    return m.CreateView(name, columns, query, definition, materialized, if_not_exists, or_replace)
+    return m.CreateView(name, columns, query, definition, materialized, if_not_exists, or_replace, cluster)
 
 
 def _create_index(c: _Cursor, default: bool) -> m.CreateIndex:
@@ -933,8 +933,9 @@ def _create_index(c: _Cursor, default: bool) -> m.CreateIndex:
     name = None
     if not default and not c.is_word("ON") and not c.is_word("IN"):
         name = c.ident()
+    cluster = None
     if c.accept("IN", "CLUSTER"):
-        check_cluster(c.ident())
+        cluster = c.ident()
     c.expect("ON")
     on = c.name()
     c.accept("USING", "ARRANGEMENT")
@@ -956,7 +957,7 @@ def _create_index(c: _Cursor, default: bool) -> m.CreateIndex:
             raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "index keys on expressions not yet supported")
         columns = tuple(cols)
     c.expect_end()
-    return m.CreateIndex(name, on, columns, if_not_exists)
+    return m.CreateIndex(name, on, columns, if_not_exists, cluster)
 
 
 def _drop(c: _Cursor) -> m.Drop | m.DropNamespace | m.DropRole:
@@ -1013,6 +1014,9 @@ def _alter(c: _Cursor) -> m.AlterRole:
     if c.is_word("SECRET"):
         from planner.connection_syntax import parse_alter_secret
         return parse_alter_secret(c)
+    if c.is_word("CLUSTER") and not c.is_word("REPLICA", 1):
+        from planner.cluster_syntax import parse_alter_cluster
+        return parse_alter_cluster(c)
     from planner.privilege_syntax import parse_alter_owner
     owner = parse_alter_owner(c)
     if owner is not None:

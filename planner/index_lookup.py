@@ -49,16 +49,27 @@ def _pinned_values(preds: tuple[ScalarExpr, ...]) -> dict[int, list]:
     return pinned
 
 
-def _index_for(catalog: CatalogReader, id: str) -> list[CatalogItem]:
+def indexes_in_cluster(catalog: CatalogReader, indexes: list[CatalogItem], cluster: str | None) -> list[CatalogItem]:
+    """The ones of `indexes` that cluster `cluster` (a name) maintains: a plan that runs there can
+    read only those (an index is an arrangement in its own cluster's replicas). A catalog
+    without clusters (the planner's unit tests) has one, and every index is in it."""
+    clusters = getattr(catalog, "clusters", None)
+    if clusters is None or cluster is None:
+        return indexes
+    spec = clusters().by_name(cluster)
+    return [i for i in indexes if spec is not None and i.cluster_id == spec.id]
+
+
+def _index_for(catalog: CatalogReader, id: str, cluster: str | None) -> list[CatalogItem]:
     item = catalog.get(id)
     if item.kind is ItemKind.INDEX:
-        return [item]
-    return catalog.indexes_on(id)
+        return indexes_in_cluster(catalog, [item], cluster)
+    return indexes_in_cluster(catalog, catalog.indexes_on(id), cluster)
 
 
-def _lookup(get: Get, pinned: dict[int, list], catalog: CatalogReader) -> IndexLookup | None:
+def _lookup(get: Get, pinned: dict[int, list], catalog: CatalogReader, cluster: str | None) -> IndexLookup | None:
     """An IndexLookup for `get` when an index's key columns are all pinned, else None."""
-    for index in _index_for(catalog, get.id):
+    for index in _index_for(catalog, get.id, cluster):
         key = index.index_key
         if not key or any(k not in pinned for k in key):
             continue
@@ -72,22 +83,23 @@ def _lookup(get: Get, pinned: dict[int, list], catalog: CatalogReader) -> IndexL
     return None
 
 
-def _rewrite(plan: Plan, catalog: CatalogReader) -> Plan:
+def _rewrite(plan: Plan, catalog: CatalogReader, cluster: str | None) -> Plan:
     if isinstance(plan, Filter) and isinstance(plan.input, Get):
-        lookup = _lookup(plan.input, _pinned_values(plan.predicates), catalog)
+        lookup = _lookup(plan.input, _pinned_values(plan.predicates), catalog, cluster)
         return plan if lookup is None else replace(plan, input=lookup)
     if isinstance(plan, Filter) and isinstance(plan.input, Project) and isinstance(plan.input.input, Get):
         # Column pruning (planner.rules.prune_columns) narrows the scan below the filter:
         # `Filter(Project(Get))`; pinned positions are the Project's, so map them to the Get's.
         cols = plan.input.columns
         pinned = {cols[c]: v for c, v in _pinned_values(plan.predicates).items()}
-        lookup = _lookup(plan.input.input, pinned, catalog)
+        lookup = _lookup(plan.input.input, pinned, catalog, cluster)
         return plan if lookup is None else replace(plan, input=replace(plan.input, input=lookup))
     if isinstance(plan, (Map, Project, Filter)):
-        return replace(plan, input=_rewrite(plan.input, catalog))
+        return replace(plan, input=_rewrite(plan.input, catalog, cluster))
     return plan
 
 
-def use_index_lookups(plan: Plan, catalog: CatalogReader) -> Plan:
-    """The plan with equality filters over indexed relations answered by lookups (peeks only)."""
-    return _rewrite(plan, catalog)
+def use_index_lookups(plan: Plan, catalog: CatalogReader, cluster: str | None = None) -> Plan:
+    """The plan with equality filters over indexed relations answered by lookups (peeks only),
+    from indexes of `cluster` (the name of the cluster that runs the peek; None: any)."""
+    return _rewrite(plan, catalog, cluster)

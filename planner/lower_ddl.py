@@ -97,6 +97,11 @@ def plan_create_view(node: m.CreateView, ctx: PlanContext, sql: str) -> CreateVi
     # ORDER BY in a view is ignored (with LIMIT it is a TopK), as in Materialize.
     if node.materialized:
         ctx.maintained = "a materialized view"
+        if node.cluster is not None:
+            ctx.cluster = node.cluster  # the indexes it may read are that cluster's
+    elif node.cluster is not None:
+        raise SqlError(SqlState.SYNTAX_ERROR, "IN CLUSTER is only for materialized views",
+                       hint="A view is computed where it is read; CREATE MATERIALIZED VIEW ... IN CLUSTER.")
     q = plan_query(node.query, ctx, top=False)
     names = [c.name for c in q.columns]
     if node.columns is not None:
@@ -111,11 +116,13 @@ def plan_create_view(node: m.CreateView, ctx: PlanContext, sql: str) -> CreateVi
     columns = tuple(Column(n, c.type, c.nullable) for n, c in zip(names, q.columns))
     depends = tuple(dict.fromkeys(ctx.depends_on))
     return CreateViewPlan(name, schema, node.materialized, q.plan, columns, node.definition, depends,
-                          node.if_not_exists, node.or_replace, sql, database)
+                          node.if_not_exists, node.or_replace, sql, database, ctx.cluster_name)
 
 
 def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> CreateIndexPlan:
     on = ctx.catalog.resolve(node.on, ctx.search_path, ctx.database)
+    if node.cluster is not None:
+        ctx.cluster = node.cluster
     if on.kind is ItemKind.INDEX:
         raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'cannot create index on index "{on.name}"')
     if on.kind is ItemKind.VIEW:
@@ -131,7 +138,7 @@ def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> Create
     else:
         key = column_positions(on.columns, node.columns)
         name = node.name or f"{on.name}_{'_'.join(node.columns)}_idx"
-    return CreateIndexPlan(name, on.schema, on.id, key, node.if_not_exists, sql, on.database)
+    return CreateIndexPlan(name, on.schema, on.id, key, node.if_not_exists, sql, on.database, ctx.cluster_name)
 
 
 def plan_create_namespace(node: m.CreateNamespace, ctx: PlanContext) -> CreateNamespacePlan:

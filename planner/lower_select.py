@@ -27,6 +27,7 @@ from planner.aggregates import Grouping, contains_aggregate
 from planner.context import PlanContext
 from planner.distinct_on import check_order, distinct_on_columns, distinct_on_plan
 from planner.grouping_sets import expand as expand_grouping, has_grouping_sets
+from planner.index_lookup import indexes_in_cluster
 from planner.ordering import needs_key
 from planner.outer_join import lower_outer_join, semijoin_rows
 from planner.rules.factor_disjunctions import factor_disjunctions
@@ -160,7 +161,7 @@ def plan_catalog_item(item: CatalogItem, ctx: PlanContext) -> Plan:
         raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'source "{item.name}" has no data of its own',
                        hint="Read its subsources (SHOW SOURCES lists them).")
     if item.kind is ItemKind.VIEW:
-        indexes = ctx.catalog.indexes_on(item.id)
+        indexes = indexes_in_cluster(ctx.catalog, ctx.catalog.indexes_on(item.id), ctx.cluster_name)
         if indexes:
             return Get(indexes[0].id, types)
         from planner.dialect import parse_query

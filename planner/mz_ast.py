@@ -45,6 +45,7 @@ class CreateView:
     materialized: bool
     if_not_exists: bool
     or_replace: bool
+    cluster: str | None = None  # IN CLUSTER name (default: the session's cluster)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class CreateIndex:
     on: Name
     columns: tuple[str, ...] | None  # None = DEFAULT INDEX (all columns)
     if_not_exists: bool
+    cluster: str | None = None  # IN CLUSTER name (default: the session's cluster)
 
 
 @dataclass(frozen=True)

@@ -282,7 +282,7 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return ast  # CREATE/ALTER/DROP ROLE need no planning: the adapter runs them as parsed
     from planner.cluster_syntax import CLUSTER_STATEMENTS
     if isinstance(ast, CLUSTER_STATEMENTS):
-        return ast  # CREATE/DROP CLUSTER REPLICA: likewise (server/adapter/clusters.py)
+        return ast  # CREATE/DROP/ALTER CLUSTER [REPLICA]: likewise (server/adapter/clusters.py)
     from planner.privilege_syntax import PRIVILEGE_STATEMENTS
     if isinstance(ast, PRIVILEGE_STATEMENTS):
         return ast  # GRANT / REVOKE / ALTER ... OWNER TO: likewise (server/adapter/privileges.py)
@@ -292,20 +292,23 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
 def plan_statement(catalog: CatalogReader, stmt: Statement, *, params: list[Any] | None = None,
                    param_types: list[SqlType] | None = None, search_path=("public",),
                    database: str = "slipstream", session: SessionInfo | None = None,
-                   maintained: str | None = None, reads: list[str] | None = None) -> StatementPlan:
+                   maintained: str | None = None, reads: list[str] | None = None,
+                   cluster: str | None = None) -> StatementPlan:
     """Plan one parsed statement. `params`/`param_types`: the bound $n values and their types
     (a type of `unknown` or None means the value is text to be read in the type context wants).
     `session` (what session functions read) overrides `search_path` and `database`;
     `maintained` names what keeps the result up to date when the caller plans a dataflow
     (e.g. "an index"), so wall-clock functions are refused. `reads`, when given, receives the ids
     of the catalog objects the statement names itself (not those read inside the views it names):
-    the adapter checks privileges on them (server/adapter/privileges.py)."""
+    the adapter checks privileges on them (server/adapter/privileges.py). `cluster` names the
+    compute cluster the plan will run on when it is not the session's (only its indexes are read)."""
     values = list(params) if params is not None else []
     types: list[SqlType | None] = [None if t is None or t.kind is TypeKind.UNKNOWN else t
                                    for t in (param_types or [])]
     types += [None] * (len(values) - len(types))
     ctx = _context(catalog, Params(values, types), search_path, database, session)
     ctx.maintained = maintained
+    ctx.cluster = cluster
     # The one place relational plans leave the planner: the rewrite rules run here.
     planned = plan_in_context(stmt, ctx)
     if reads is not None:

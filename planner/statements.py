@@ -73,6 +73,7 @@ class CreateViewPlan:
     or_replace: bool
     create_sql: str
     database: str = "slipstream"
+    cluster: str = "quickstart"  # for materialized views: the cluster that computes it
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class CreateIndexPlan:
     if_not_exists: bool
     create_sql: str
     database: str = "slipstream"
+    cluster: str = "quickstart"  # the cluster that maintains it
 
 
 @dataclass(frozen=True)

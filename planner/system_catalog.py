@@ -77,6 +77,7 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
     schemas_of = getattr(ctx.catalog, "schemas", None)
     source_statistics = getattr(ctx.catalog, "source_statistics", None)
     cluster_replicas = getattr(ctx.catalog, "cluster_replicas", None)
+    clusters = getattr(ctx.catalog, "clusters", None)
     secret_store = getattr(ctx.catalog, "secrets", None)
     from catalog.privileges import catalog_acls
     acls, owners = catalog_acls(ctx.catalog) if databases_of and schemas_of else ({}, {})
@@ -89,6 +90,7 @@ def snapshot(ctx: "PlanContext") -> CatalogSnapshot:
         defaults=_defaults(items, ctx), acls=acls, owners=owners, **_grants(ctx, items),
         source_statistics=tuple(source_statistics()) if source_statistics else (),
         cluster_replicas=tuple(cluster_replicas()) if cluster_replicas else (),
+        clusters=tuple(clusters().clusters) if clusters else (),
         secrets=tuple(secret_store.secrets()) if secret_store else (),
         connections=tuple(secret_store.connections()) if secret_store else (),
         sinks=tuple(ctx.catalog.sinks.sinks()) if getattr(ctx.catalog, "sinks", None) is not None else ())

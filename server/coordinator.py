@@ -1,10 +1,12 @@
 """The coordinator: environmentd's core, which sequences everything that touches time.
 
-It owns the catalog, the timestamp oracle, and the storage and compute controllers. Table writes
-take a write timestamp from the oracle, become durable in persist, then flow to the compute replica;
-every write (and a tick each second) advances *all* tables' uppers together, so a read at the
-oracle's read timestamp can always complete. A materialized view's output stays in the replica as
-a collection other queries read; a sink task per view also makes it durable in persist.
+It owns the catalog, the timestamp oracle, the storage controller and one compute controller per
+cluster (`server.compute_clusters`). Table writes take a write timestamp from the oracle, become
+durable in persist, then flow to every cluster; every write (and a tick each second) advances
+*all* tables' uppers together, so a read at the oracle's read timestamp can always complete. A
+materialized view is computed by its cluster, where its output stays as a collection other
+queries read; a sink task per view makes it durable in persist and forwards what it wrote to the
+other clusters, which read the view as an import of its shard. Indexes serve only their cluster.
 
 The adapter (`server.adapter`) turns SQL into calls on this class.
 """
@@ -21,7 +23,8 @@ import pyarrow as pa
 
 from catalog.durable import DEFAULT_DATABASE, Catalog, creation_order, drop_closure
 from catalog.items import CatalogItem, ItemKind
-from catalog.replicas import ClusterReplicas, ReplicaStatus
+from catalog.clusters import ClusterSpec
+from catalog.replicas import ReplicaStatus
 from dataflow.batch import advance_times, concat, consolidate
 from dataflow.controller import ComputeController, StepOutput
 from dataflow.errors import SqlError, SqlState
@@ -29,6 +32,7 @@ from dataflow.plan import ArrangeBy, Get, Plan, collections_read
 from dataflow.render import evaluate_constant
 from dataflow.types import Column
 from planner.index_lookup import use_index_lookups
+from server.compute_clusters import ComputeClusters
 from server.oracle import TimestampOracle
 from storage.controller import StorageController
 from storage.persist import PersistClient
@@ -60,10 +64,13 @@ class Coordinator:
         self.config = config
         self.catalog: Catalog | None = None
         self.storage: StorageController | None = None
-        self.compute: ComputeController | None = None
-        self.replicas = ClusterReplicas.default()  # the compute cluster's replicas, as recorded
+        self.compute = ComputeClusters()  # a compute controller per cluster, by cluster id
+        # Per materialized view: the upper of what its sink wrote and forwarded to the clusters
+        # that import it (a cluster created later imports the shard up to there).
+        self._view_uppers: dict[str, int] = {}
         self.oracle: TimestampOracle | None = None
         self.write_lock = asyncio.Lock()
+        self.cluster_lock = asyncio.Lock()  # CREATE / DROP / ALTER CLUSTER [REPLICA], one at a time
         self.errors: dict[str, SqlError] = {}  # collections whose dataflow hit an evaluation error
         self._tasks: list[asyncio.Task] = []
         self._sinks: dict[str, asyncio.Task] = {}
@@ -96,26 +103,80 @@ class Coordinator:
         self.oracle = TimestampOracle(
             load=lambda: int(catalog.get_setting("oracle_high_water") or 0),
             store=lambda v: catalog.set_setting("oracle_high_water", str(v)))
-        self.replicas = ClusterReplicas.load(catalog)
         catalog.cluster_replicas = self.replica_statuses  # mz_cluster_replicas and SHOW CLUSTER REPLICAS
-        sizes = [spec.workers(self.config.workers) for spec in self.replicas.specs]
+        clusters = catalog.clusters()
+        if catalog.get_setting("clusters") is None:
+            catalog.set_clusters(clusters)  # a fresh catalog (or one from before clusters): record it
+        sizes = [r.workers(self.config.workers) for c in clusters.clusters for r in c.replicas]
         # Local mode: a task slot per worker of every replica, room for one more replica of the
-        # default size (CREATE CLUSTER REPLICA), and one for other Spark work.
+        # default size (CREATE CLUSTER [REPLICA]), and one for other Spark work.
         master = self.config.spark_master or f"local[{sum(sizes) + self.config.workers + 1}]"
         self.spark = await asyncio.to_thread(make_spark_session, master, "slipstream", self.config.spark_conf)
-        first, *others = self.replicas.specs
-        self.compute = ComputeController(sizes[0], data_dir / "persist",
-                                         advertise_host=self.config.advertise_host,
-                                         listen_host="0.0.0.0" if self.config.advertise_host != "127.0.0.1" else "127.0.0.1",
-                                         replica_name=first.name,
-                                         replica_memory_bytes=self.config.replica_memory_bytes)
-        self.compute.errors = self.errors  # one record of errored collections
-        await self.compute.start(self.spark)
-        for spec, size in zip(others, sizes[1:]):
-            await self.compute.add_replica(spec.name, size)
+        for spec in clusters.clusters:
+            self.compute.controllers[spec.id] = await self.start_cluster(spec)
         await self._bootstrap()
         await self.sources.start()
         self._tasks.append(asyncio.ensure_future(self._tick_loop()))
+
+    def _new_controller(self, spec: ClusterSpec) -> ComputeController:
+        first = spec.replicas[0]
+        controller = ComputeController(first.workers(self.config.workers), self.config.data_dir / "persist",
+                                       advertise_host=self.config.advertise_host,
+                                       listen_host="0.0.0.0" if self.config.advertise_host != "127.0.0.1" else "127.0.0.1",
+                                       replica_name=first.name,
+                                       replica_memory_bytes=self.config.replica_memory_bytes,
+                                       cluster=spec.name)
+        controller.errors = self.errors  # one record of errored collections
+        return controller
+
+    async def start_cluster(self, spec: ClusterSpec) -> ComputeController:
+        """A controller running every replica of `spec`, holding nothing yet (the caller imports
+        the collections: `_bootstrap` at start, `add_cluster` for a new one)."""
+        controller = self._new_controller(spec)
+        try:
+            await controller.start(self.spark)
+            for replica in spec.replicas[1:]:
+                await controller.add_replica(replica.name, replica.workers(self.config.workers))
+        except BaseException:
+            await controller.close()
+            raise
+        return controller
+
+    def add_cluster(self, spec: ClusterSpec, controller: ComputeController) -> None:
+        """Make a started controller one of the clusters: it imports every table and source
+        relation at the tables' frontier and every materialized view's shard up to what its sink
+        forwarded, and from now on receives their updates. The caller holds the write lock (no
+        write is between its shard append and its advance)."""
+        upper = self.read_ts() + 1
+        for item in self.catalog.items():
+            types = tuple(c.type for c in item.columns)
+            if item.is_input:
+                controller.import_collection(item.id, types, upper)
+            elif item.kind is ItemKind.MATERIALIZED_VIEW and item.id in self._view_uppers:
+                controller.import_collection(item.id, types, self._view_uppers[item.id])
+        self.compute.controllers[spec.id] = controller
+
+    async def remove_cluster(self, cluster_id: str) -> None:
+        controller = self.compute.controllers.pop(cluster_id, None)
+        if controller is not None:
+            controller.fail_all(SqlError(SqlState.UNDEFINED_OBJECT, f"cluster '{controller.cluster}' was dropped"))
+            await controller.close()
+
+    def cluster_named(self, name: str) -> tuple[ClusterSpec, ComputeController]:
+        """The cluster a statement names (IN CLUSTER, the session's `cluster`); 42704 if none."""
+        spec = self.catalog.clusters().by_name(name)
+        controller = self.compute.get(spec.id) if spec is not None else None
+        if controller is None:
+            raise SqlError(SqlState.UNDEFINED_OBJECT, f"unknown cluster '{name}'",
+                           hint="SHOW CLUSTERS lists them; SET cluster = <name> picks the session's.")
+        return spec, controller
+
+    def _cluster_of(self, item: CatalogItem) -> tuple[str, ComputeController | None]:
+        """(name, controller) of the cluster that computes a materialized view or index."""
+        spec = self.catalog.clusters().by_id(item.cluster_id)
+        if spec is None:
+            return f"<dropped cluster {item.cluster_id}>", None
+        return spec.name, self.compute.get(spec.id)
 
     async def _bootstrap(self) -> None:
         """Bring back every object: import shards, restart indexes, then materialized views."""
@@ -129,44 +190,72 @@ class Coordinator:
                 await asyncio.to_thread(self.storage.open, item.id, types)
                 self.compute.import_collection(item.id, types, upper)
             elif item.kind is ItemKind.MATERIALIZED_VIEW:
-                # Its dataflow re-creates the view's contents in the workers; the shard is for
-                # durability and is reconciled by the self-correcting sink.
+                # Its dataflow re-creates the view's contents in its cluster's workers; the shard
+                # is for durability and is reconciled by the self-correcting sink. The other
+                # clusters import the shard as it is and follow what the sink writes.
                 await asyncio.to_thread(self.storage.open, item.id, types)
+                self._import_view_elsewhere(item)
         for item in items:
             if item.kind is ItemKind.INDEX:
                 self._start_index(item, ts)
         for item in items:
             if item.kind is ItemKind.MATERIALIZED_VIEW:
-                self._start_materialized_view(item, self._plan_definition(item), ts)
+                name, _ = self._cluster_of(item)
+                self._start_materialized_view(item, self._plan_definition(item, name), ts)
+
+    def _import_view_elsewhere(self, item: CatalogItem) -> None:
+        """Every cluster but the view's own imports its shard at the shard's upper."""
+        upper = self.storage.upper(item.id)
+        self._view_uppers[item.id] = upper
+        types = tuple(c.type for c in item.columns)
+        for cluster_id, controller in self.compute.controllers.items():
+            if cluster_id != item.cluster_id:
+                controller.import_collection(item.id, types, upper)
+
+    def _forward_view(self, item_id: str, owner: str | None, batch: pa.Table, upper: int) -> None:
+        """What a view's sink wrote to its shard (updates at times below `upper`) goes to the
+        clusters that import the view, exactly as the shard now holds it."""
+        self._view_uppers[item_id] = upper
+        updates = {item_id: batch} if batch.num_rows else {}
+        for cluster_id, controller in self.compute.controllers.items():
+            if cluster_id != owner and item_id in controller.collections:
+                controller.advance(updates, (item_id,), upper)
 
     def replica_statuses(self) -> list[ReplicaStatus]:
-        running = self.compute.replicas if self.compute is not None else {}
         statuses = []
-        for spec in self.replicas.specs:
-            replica = running.get(spec.name)
-            if replica is not None:
-                statuses.append(ReplicaStatus(spec.id, spec.name, replica.workers, replica.live,
-                                              replica.status_changed))
+        for cluster in self.catalog.clusters().clusters:
+            controller = self.compute.get(cluster.id)
+            running = controller.replicas if controller is not None else {}
+            for spec in cluster.replicas:
+                replica = running.get(spec.name)
+                if replica is not None:
+                    statuses.append(ReplicaStatus(spec.id, spec.name, replica.workers, replica.live,
+                                                  replica.status_changed, cluster.id, cluster.name))
         return statuses
 
-    def _plan_definition(self, item: CatalogItem) -> Plan:
+    def _plan_definition(self, item: CatalogItem, cluster: str) -> Plan:
+        """A view's definition planned to run on `cluster` (a name: the indexes it may read)."""
         from planner import plan_statement
         from planner.parse import parse
 
         (stmt,) = parse(item.definition)
-        return plan_statement(self.catalog, stmt, maintained="an index").plan
+        return plan_statement(self.catalog, stmt, maintained="an index", cluster=cluster).plan
 
-    def plan_of_relation(self, item: CatalogItem) -> Plan:
-        """A plan reading all of a relation: its shard, or a view's definition."""
+    def plan_of_relation(self, item: CatalogItem, cluster: str) -> Plan:
+        """A plan reading all of a relation on `cluster`: its shard, or a view's definition."""
         types = tuple(c.type for c in item.columns)
         if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW) or item.is_input:
             return Get(item.id, types)
-        return self._plan_definition(item)
+        return self._plan_definition(item, cluster)
 
     def _start_index(self, item: CatalogItem, as_of: int) -> None:
+        name, controller = self._cluster_of(item)
+        if controller is None:
+            log.error("index %s belongs to cluster %s, which does not exist; not maintained", item.id, name)
+            return
         on = self.catalog.get(item.index_on)
-        plan = ArrangeBy(self.plan_of_relation(on), item.index_key)
-        queue = self.compute.create_dataflow(item.id, plan, as_of, "index")
+        plan = ArrangeBy(self.plan_of_relation(on, name), item.index_key)
+        queue = controller.create_dataflow(item.id, plan, as_of, "index")
         self._sinks[item.id] = asyncio.ensure_future(self._run_index_errors(item.id, queue))
 
     async def _run_index_errors(self, id: str, queue: asyncio.Queue) -> None:
@@ -176,12 +265,20 @@ class Coordinator:
                 self.errors.setdefault(id, item.errors[0])
 
     def _start_materialized_view(self, item: CatalogItem, plan: Plan, as_of: int) -> None:
-        queue = self.compute.create_dataflow(item.id, plan, as_of, "persist")
-        self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue, as_of))
+        name, controller = self._cluster_of(item)
+        if controller is None:
+            log.error("materialized view %s belongs to cluster %s, which does not exist; not maintained",
+                      item.id, name)
+            return
+        queue = controller.create_dataflow(item.id, plan, as_of, "persist")
+        self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue, as_of,
+                                                                            item.cluster_id))
 
-    async def _run_persist_sink(self, id: str, queue: asyncio.Queue, as_of: int) -> None:
-        """Make a materialized view's output durable in its shard. Readers do not wait for this
-        (they read the view in the workers), so steps that queue up are written as one append."""
+    async def _run_persist_sink(self, id: str, queue: asyncio.Queue, as_of: int, owner: str | None = None) -> None:
+        """Make a materialized view's output durable in its shard, and forward what was written
+        to the other clusters (`owner` computes the view). Readers in its own cluster do not wait
+        for this (they read the view in the workers), so steps that queue up are written as one
+        append; other clusters see the view up to its last append."""
         first = True
         while True:
             items = [await queue.get()]
@@ -201,12 +298,13 @@ class Coordinator:
             upper = steps[-1].upper
             try:
                 if first:
-                    await asyncio.to_thread(self.storage.correct_and_append, id, batch, upper, as_of)
+                    written = await asyncio.to_thread(self.storage.correct_and_append, id, batch, upper, as_of)
                     first = False
                 else:
                     shard_upper = self.storage.upper(id)
-                    batch = advance_times(batch, shard_upper) if batch.num_rows else batch
-                    await asyncio.to_thread(self.storage.append, id, batch, max(upper, shard_upper))
+                    written = advance_times(batch, shard_upper) if batch.num_rows else batch
+                    await asyncio.to_thread(self.storage.append, id, written, max(upper, shard_upper))
+                self._forward_view(id, owner, written, self.storage.upper(id))
             except KeyError:
                 return  # the view was dropped while this step was in flight
             # Batch the next second's steps into one append: keeps view writes off the disk path
@@ -217,8 +315,7 @@ class Coordinator:
         self.sources.close()
         for t in self._tasks + list(self._sinks.values()):
             t.cancel()
-        if self.compute is not None:
-            await self.compute.close()
+        await self.compute.close()
         if self.spark is not None:
             await asyncio.to_thread(self.spark.stop)
         if self.catalog is not None:
@@ -241,6 +338,11 @@ class Coordinator:
                 ticks += 1
                 if ticks % COMPACT_EVERY_TICKS == 0:
                     for item in self.catalog.items():
+                        if item.kind is ItemKind.MATERIALIZED_VIEW and \
+                                self._view_uppers.get(item.id) != self.storage.upper(item.id):
+                            # An append not yet forwarded: other clusters may still import the
+                            # shard at the forwarded upper, whose history must stay readable.
+                            continue
                         if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:
                             await asyncio.to_thread(self.storage.compact, item.id)
             except Exception:
@@ -300,13 +402,16 @@ class Coordinator:
             old = self._sinks.pop(id, None)
             if old is not None:
                 old.cancel()
+            name, controller = self._cluster_of(item)
+            if controller is None:
+                continue
             if item.kind is ItemKind.INDEX:
-                plan = ArrangeBy(self.plan_of_relation(self.catalog.get(item.index_on)), item.index_key)
-                queue = self.compute.rebuild_dataflow(id, plan, as_of, "index")
+                plan = ArrangeBy(self.plan_of_relation(self.catalog.get(item.index_on), name), item.index_key)
+                queue = controller.rebuild_dataflow(id, plan, as_of, "index")
                 self._sinks[id] = asyncio.ensure_future(self._run_index_errors(id, queue))
             elif item.kind is ItemKind.MATERIALIZED_VIEW:
-                queue = self.compute.rebuild_dataflow(id, self._plan_definition(item), as_of, "persist")
-                self._sinks[id] = asyncio.ensure_future(self._run_persist_sink(id, queue, as_of))
+                queue = controller.rebuild_dataflow(id, self._plan_definition(item, name), as_of, "persist")
+                self._sinks[id] = asyncio.ensure_future(self._run_persist_sink(id, queue, as_of, item.cluster_id))
 
     async def write(self, updates: dict[str, pa.Table]) -> int:
         """Commit blind writes (INSERT, COPY). Writes that arrive while another commit is on disk
@@ -341,22 +446,27 @@ class Coordinator:
 
     # -- reads ----------------------------------------------------------------------------------
 
-    def check_readable(self, plan: Plan) -> None:
+    def check_readable(self, plan: Plan, cluster: str = "quickstart") -> ComputeController:
+        """The controller of `cluster` (a name), once it holds everything `plan` reads."""
+        _, controller = self.cluster_named(cluster)
         for id in collections_read(plan):
             if id in self.errors:
                 raise self.errors[id]
-            if id not in self.compute.collections:
+            if id not in controller.collections:
                 raise SqlError(SqlState.UNDEFINED_TABLE, f"relation {id} no longer exists")
+        return controller
 
-    async def peek(self, plan: Plan, ts: int | None = None) -> pa.Table:
+    async def peek(self, plan: Plan, ts: int | None = None, cluster: str = "quickstart") -> pa.Table:
+        """The plan's result, computed by `cluster` (a name: the one the plan was planned for,
+        whose indexes it may read)."""
         if not collections_read(plan):
             # Catalog queries and constants: nothing the workers hold is read, so the answer is
             # computed here, without a round trip (they are hot: clients introspect constantly).
             # In a thread: a large constant (generate_series) must not hold up other sessions.
             return await _in_daemon_thread(evaluate_constant, plan, self.read_ts() if ts is None else ts)
-        self.check_readable(plan)
-        plan = use_index_lookups(plan, self.catalog)
-        return await self.compute.peek(plan, self.read_ts() if ts is None else ts)
+        controller = self.check_readable(plan, cluster)
+        plan = use_index_lookups(plan, self.catalog, cluster)
+        return await controller.peek(plan, self.read_ts() if ts is None else ts)
 
     # -- DDL ------------------------------------------------------------------------------------
 
@@ -378,21 +488,27 @@ class Coordinator:
 
     async def create_materialized_view(self, schema: str, name: str, columns: tuple[Column, ...],
                                        create_sql: str, definition: str, depends_on: tuple[str, ...],
-                                       plan: Plan, database: str = DEFAULT_DATABASE) -> CatalogItem:
+                                       plan: Plan, database: str = DEFAULT_DATABASE,
+                                       cluster: str = "quickstart") -> CatalogItem:
+        """`plan` was planned for `cluster` (a name), which computes the view."""
         async with self.write_lock:
+            spec, _ = self.cluster_named(cluster)
             item = self.catalog.create(ItemKind.MATERIALIZED_VIEW, schema, name, columns, create_sql,
-                                       definition=definition, depends_on=depends_on, database=database)
+                                       definition=definition, depends_on=depends_on, database=database,
+                                       cluster_id=spec.id)
             types = tuple(c.type for c in columns)
             await asyncio.to_thread(self.storage.open, item.id, types)
+            self._import_view_elsewhere(item)
             self._start_materialized_view(item, plan, self.read_ts())
             return item
 
     async def create_index(self, schema: str, name: str, on: CatalogItem, key: tuple[int, ...],
-                           create_sql: str) -> CatalogItem:
+                           create_sql: str, cluster: str = "quickstart") -> CatalogItem:
         async with self.write_lock:
+            spec, _ = self.cluster_named(cluster)
             item = self.catalog.create(ItemKind.INDEX, schema, name, on.columns, create_sql,
                                        depends_on=(on.id,), index_on=on.id, index_key=key,
-                                       database=on.database)
+                                       database=on.database, cluster_id=spec.id)
             self._start_index(item, self.read_ts())
             return item
 
@@ -431,6 +547,7 @@ class Coordinator:
                 self.compute.drop_dataflow(item.id)
                 self.compute.drop_collection(item.id)
                 self.errors.pop(item.id, None)
+                self._view_uppers.pop(item.id, None)
             self.catalog.drop(order)
             for item in dropped:
                 if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:

@@ -4,7 +4,6 @@ these), generated from the same objects as pg_catalog."""
 from __future__ import annotations
 
 from catalog.items import ItemKind
-from catalog.replicas import CLUSTER
 from catalog.system.pg_catalog import index_definition, user_items, view_definition
 from catalog.system.relations import relation
 from catalog.system.snapshot import CatalogSnapshot
@@ -53,7 +52,7 @@ def mz_views(snap: CatalogSnapshot):
 @relation("mz_catalog", "mz_materialized_views", 16102,
           "id text, oid oid, schema_id text, name text, cluster_id text, definition text, owner_id text")
 def mz_materialized_views(snap: CatalogSnapshot):
-    return [(i.id, i.oid, schema_id(snap, i.schema), i.name, "u1", view_definition(i), _owner(snap, i))
+    return [(i.id, i.oid, schema_id(snap, i.schema), i.name, i.cluster_id, view_definition(i), _owner(snap, i))
             for i in user_items(snap) if i.kind is ItemKind.MATERIALIZED_VIEW]
 
 
@@ -61,7 +60,7 @@ def mz_materialized_views(snap: CatalogSnapshot):
           "id text, oid oid, name text, on_id text, cluster_id text, owner_id text, create_sql text")
 def mz_indexes(snap: CatalogSnapshot):
     by_id = {i.id: i for i in snap.items}
-    return [(i.id, i.oid, i.name, i.index_on, "u1", _owner(snap, i),
+    return [(i.id, i.oid, i.name, i.index_on, i.cluster_id, _owner(snap, i),
              index_definition(i, by_id[i.index_on]) if i.index_on in by_id else i.create_sql)
             for i in user_items(snap) if i.kind is ItemKind.INDEX]
 
@@ -102,15 +101,17 @@ def mz_databases(snap: CatalogSnapshot):
 
 @relation("mz_catalog", "mz_clusters", 16108, "id text, name text, owner_id text, size text, replication_factor int4")
 def mz_clusters(snap: CatalogSnapshot):
-    """The one compute cluster; its replicas are created one by one (size NULL, as Materialize
-    shows an unmanaged cluster), and replication_factor counts them."""
-    return [("u1", CLUSTER, "s1", None, len(snap.cluster_replicas))]
+    """Every compute cluster: a managed one (CREATE CLUSTER c (SIZE = ...)) shows its size; an
+    unmanaged one (quickstart, CREATE CLUSTER c REPLICAS (...)) NULL, as Materialize shows it.
+    replication_factor counts the replicas."""
+    return [(c.id, c.name, "s1", str(c.size) if c.size is not None else None, len(c.replicas))
+            for c in snap.clusters]
 
 
 @relation("mz_catalog", "mz_cluster_replicas", 16114,
           "id text, name text, cluster_id text, size text, availability_zone text, owner_id text")
 def mz_cluster_replicas(snap: CatalogSnapshot):
-    return [(r.id, r.name, "u1", str(r.workers), None, "s1") for r in snap.cluster_replicas]
+    return [(r.id, r.name, r.cluster_id, str(r.workers), None, "s1") for r in snap.cluster_replicas]
 
 
 @relation("mz_internal", "mz_cluster_replica_statuses", 16115,

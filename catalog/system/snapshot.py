@@ -64,8 +64,10 @@ class CatalogSnapshot:
     secrets: tuple = field(default=(), hash=False, compare=False)
     connections: tuple = field(default=(), hash=False, compare=False)
     sinks: tuple = field(default=(), hash=False, compare=False)  # catalog.sinks.Sink
-    # The compute cluster's replicas (catalog.replicas.ReplicaStatus), for mz_cluster_replicas.
+    # The running replicas of every cluster (catalog.replicas.ReplicaStatus), for
+    # mz_cluster_replicas; the clusters as recorded (catalog.clusters.ClusterSpec), for mz_clusters.
     cluster_replicas: tuple = ()
+    clusters: tuple = ()
     # aclitem[] text per object key (catalog/privileges.py: ("item", id), ("schema", "db.s"),
     # ("database", db)), None where nothing was granted; owners of databases and schemas.
     acls: dict = field(default_factory=dict, hash=False, compare=False)

@@ -246,7 +246,7 @@ def _targets(catalog, session: Session, stmt: GrantPrivileges):
     database = session.vars.get("database", "slipstream")
     out = []
     if stmt.kind == "cluster":
-        raise unsupported("privileges on clusters (Slipstream has one compute cluster)")
+        raise unsupported("privileges on clusters (every role may use every cluster; only superusers create or drop them)")
     if stmt.kind in ("schema", "all tables"):
         for name in stmt.names:
             db, schema = (name[0], name[1]) if len(name) == 2 else (database, name[-1])

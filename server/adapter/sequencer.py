@@ -192,6 +192,7 @@ class SlipstreamAdapter:
             session.transaction_status = state.status()
 
     async def _sequence(self, session: Session, state: SessionState, plan) -> Outcome:
+        state.cluster = session.vars.get("cluster") or DEFAULTS["cluster"]
         if isinstance(plan, SelectPlan):
             rows = await self._peek_rows(plan, session, state)
             for name, value, local in plan.set_vars:  # set_config(): as SET would
@@ -205,7 +206,7 @@ class SlipstreamAdapter:
             return await self._update_or_delete(state, plan.table_id, plan, "DELETE")
         if isinstance(plan, SubscribePlan):
             self._refuse_subscribe(state, plan)
-            return RowStream(subscribe_columns(plan), subscribe_rows(self.coord, plan))
+            return RowStream(subscribe_columns(plan), subscribe_rows(self.coord, plan, state.cluster))
         if isinstance(plan, CopyToPlan):
             return await self._copy_to(plan, session, state)
         if isinstance(plan, CopyFromPlan):
@@ -314,7 +315,8 @@ class SlipstreamAdapter:
             if ts > self.coord.read_ts():
                 raise SqlError(SqlState.DATA_EXCEPTION,
                                f"Timestamp ({ts}) is later than the latest complete timestamp ({self.coord.read_ts()})")
-        batch = await self.coord.peek(self._own(state, plan.plan), ts)
+        cluster = state.cluster if state is not None else "quickstart"
+        batch = await self.coord.peek(self._own(state, plan.plan), ts, cluster)
         if session is not None:  # max_result_size, before the rows become Python objects
             limits.check_result_size(session.vars, batch.nbytes)
         return finish(batch, plan.finishing, [c.type for c in plan.columns])
@@ -327,7 +329,7 @@ class SlipstreamAdapter:
         if isinstance(inner, SubscribePlan):
             if state is not None:
                 self._refuse_subscribe(state, inner)
-            return CopyOut(subscribe_columns(inner), subscribe_rows(self.coord, inner), plan.format, plan.header)
+            return CopyOut(subscribe_columns(inner), subscribe_rows(self.coord, inner, state.cluster if state else "quickstart"), plan.format, plan.header)
         rows = await self._peek_rows(inner, session, state)
 
         async def once():
@@ -347,7 +349,7 @@ class SlipstreamAdapter:
         if isinstance(inner, SubscribePlan):
             self._refuse_subscribe(state, inner)
             cursor = Cursor(name, subscribe_columns(inner))
-            cursor.stream = subscribe_rows(self.coord, inner)
+            cursor.stream = subscribe_rows(self.coord, inner, state.cluster)
             cursor.pump = asyncio.ensure_future(self._pump(cursor))
         else:
             cursor = Cursor(name, list(inner.columns), rows=await self._peek_rows(inner, session, state))
@@ -464,7 +466,8 @@ class SlipstreamAdapter:
                                                 or self.coord.last_write.get(w.table_id, 0) > w.read_ts)
                 if stale:
                     redo.add(w.table_id)
-                batch = await self._changes_of(w.plan, own=pending_by_table(done)) if stale else w.updates
+                batch = await self._changes_of(w.plan, own=pending_by_table(done), cluster=w.cluster) \
+                    if stale else w.updates
                 updates.setdefault(w.table_id, []).append(batch)
                 done.append(PendingWrite(w.table_id, batch))
             await self.coord.write_locked({id: concat(b) for id, b in updates.items()})
@@ -486,13 +489,13 @@ class SlipstreamAdapter:
 
     async def _commit_or_buffer(self, state: SessionState, table_id: str, updates: pa.Table | None, plan=None):
         if state.in_block:
-            state.writes.append(PendingWrite(table_id, updates, plan))
+            state.writes.append(PendingWrite(table_id, updates, plan, cluster=state.cluster))
             return
         if plan is None:
             await self.coord.write({table_id: updates})
         else:
             async with self.coord.write_lock:
-                await self.coord.write_locked({table_id: await self._changes_of(plan)})
+                await self.coord.write_locked({table_id: await self._changes_of(plan, cluster=state.cluster)})
 
     async def _insert(self, state: SessionState, plan: InsertPlan) -> Outcome:
         item = self._table(plan.table_id)
@@ -500,7 +503,7 @@ class SlipstreamAdapter:
         if plan.rows is not None:
             batch = batch_from_rows(list(plan.rows), types, 0, 1)
         else:
-            result = await self.coord.peek(self._own(state, plan.source))
+            result = await self.coord.peek(self._own(state, plan.source), None, state.cluster)
             batch = pa.Table.from_arrays(list(result.columns), schema=arrow_schema(types))
         self._check_not_null(item, batch)
         count = int(pc.sum(batch.column("diff")).as_py() or 0)
@@ -508,7 +511,8 @@ class SlipstreamAdapter:
             await self._commit_or_buffer(state, item.id, batch)
         return CommandComplete(f"INSERT 0 {count}")
 
-    async def _changes_of(self, plan, ts: int | None = None, own: dict | None = None) -> pa.Table:
+    async def _changes_of(self, plan, ts: int | None = None, own: dict | None = None,
+                          cluster: str = "quickstart") -> pa.Table:
         """The updates an UPDATE or DELETE makes, read at `ts` (default: the latest time; then the
         caller holds the write lock), over the tables plus `own` (a transaction's earlier writes)."""
         def read(p):
@@ -519,9 +523,9 @@ class SlipstreamAdapter:
         schema = arrow_schema(types)
         n = len(types)
         if isinstance(plan, DeletePlan):
-            old = await self.coord.peek(read(plan.selection), ts)
+            old = await self.coord.peek(read(plan.selection), ts, cluster)
             return negate(old)
-        both = await self.coord.peek(read(Map(plan.selection, plan.assignments)), ts)
+        both = await self.coord.peek(read(Map(plan.selection, plan.assignments)), ts, cluster)
         time, diff = both.column("time"), both.column("diff")
         old = pa.Table.from_arrays([both.column(i) for i in range(n)] + [time, pc.negate(diff)], schema=schema)
         new = pa.Table.from_arrays([both.column(n + i) for i in range(n)] + [time, diff], schema=schema)
@@ -533,12 +537,12 @@ class SlipstreamAdapter:
             # Compute the changes now (for the row count); COMMIT reuses them unless the table
             # was written in between, in which case it evaluates the statement again.
             read_ts = self.coord.read_ts()
-            changes = await self._changes_of(plan, read_ts, own=pending_by_table(state.writes))
+            changes = await self._changes_of(plan, read_ts, own=pending_by_table(state.writes), cluster=state.cluster)
             count = int(pc.sum(pc.abs(changes.column("diff"))).as_py() or 0)
-            state.writes.append(PendingWrite(table_id, changes, plan, read_ts))
+            state.writes.append(PendingWrite(table_id, changes, plan, read_ts, state.cluster))
             return CommandComplete(f"{verb} {count // 2 if verb == 'UPDATE' else count}")
         async with self.coord.write_lock:
-            changes = await self._changes_of(plan)
+            changes = await self._changes_of(plan, cluster=state.cluster)
             diffs = changes.column("diff")
             count = int(pc.sum(pc.abs(diffs)).as_py() or 0)
             if verb == "UPDATE":
@@ -595,7 +599,8 @@ class SlipstreamAdapter:
                 await self.coord.drop([existing.id], cascade=False)
         if plan.materialized:
             await self.coord.create_materialized_view(plan.schema, plan.name, plan.columns, plan.create_sql,
-                                                      plan.definition, plan.depends_on, plan.plan, plan.database)
+                                                      plan.definition, plan.depends_on, plan.plan, plan.database,
+                                                      plan.cluster)
         else:
             await self.coord.create_view(plan.schema, plan.name, plan.columns, plan.create_sql,
                                          plan.definition, plan.depends_on, plan.database)
@@ -607,7 +612,7 @@ class SlipstreamAdapter:
                 session.pending_notices.append(("42P07", f'relation "{plan.name}" already exists, skipping'))
                 return CommandComplete("CREATE INDEX")
         on = self.coord.catalog.get(plan.on_id)
-        await self.coord.create_index(plan.schema, plan.name, on, plan.key, plan.create_sql)
+        await self.coord.create_index(plan.schema, plan.name, on, plan.key, plan.create_sql, plan.cluster)
         return CommandComplete("CREATE INDEX")
 
     async def _drop(self, session: Session, plan: DropPlan) -> Outcome:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from catalog.durable import Catalog
 from catalog.items import ItemKind
-from catalog.replicas import CLUSTER
 from dataflow.errors import SqlError, SqlState
 from server.api import Rows, Session
 from server.adapter.vars import DEFAULTS, get_var
@@ -41,7 +40,7 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     if what in ("materialized views", "materialized_views"):
         items = sorted((i for i in catalog.items() if i.kind is ItemKind.MATERIALIZED_VIEW
                         and (plan.schema in (None, i.schema))), key=lambda i: i.name)
-        return Rows(columns, [(i.name, CLUSTER, "") for i in items])
+        return Rows(columns, [(i.name, _cluster_name(catalog, i), "") for i in items])
     if what == "indexes":
         items = [i for i in catalog.items() if i.kind is ItemKind.INDEX]
         if plan.name is not None:
@@ -51,7 +50,7 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         for i in sorted(items, key=lambda i: i.name):
             on = catalog.get(i.index_on)
             key = "{" + ",".join(on.columns[k].name for k in i.index_key) + "}"
-            rows.append((i.name, on.name, CLUSTER, key, ""))
+            rows.append((i.name, on.name, _cluster_name(catalog, i), key, ""))
         return Rows(columns, rows)
     if what == "columns":
         item = catalog.get(plan.name)
@@ -64,10 +63,12 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
     if what == "schemas":
         return Rows(columns, [(n, "") for _, n, _ in catalog.schemas(database)])
     if what == "clusters":
-        replicas = ", ".join(f"{r.name} ({r.workers})" for r in _replicas(catalog))
-        return Rows(columns, [(CLUSTER, replicas, "")])
+        running = _replicas(catalog)
+        return Rows(columns, [(c.name, ", ".join(f"{r.name} ({r.workers})" for r in running if r.cluster_id == c.id), "")
+                              for c in sorted(catalog.clusters().clusters, key=lambda c: c.name)])
     if what == "cluster replicas":
-        return Rows(columns, [(CLUSTER, r.name, str(r.workers), r.online, "") for r in _replicas(catalog)])
+        return Rows(columns, [(r.cluster, r.name, str(r.workers), r.online, "")
+                              for r in sorted(_replicas(catalog), key=lambda r: (r.cluster, r.name))])
     if what == "objects":
         items = sorted((i for i in catalog.items() if plan.schema in (None, i.schema)), key=lambda i: i.name)
         return Rows(columns, [(i.name, i.kind.value, "") for i in items])
@@ -76,11 +77,11 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
         items = sorted((i for i in catalog.items() if i.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE)
                         and plan.schema in (None, i.schema)), key=lambda i: i.name)
         return Rows(columns,
-                    [(i.name, source_type(i), CLUSTER if i.kind is ItemKind.SOURCE else None, "")
+                    [(i.name, source_type(i), "quickstart" if i.kind is ItemKind.SOURCE else None, "")
                      for i in items])
     if what == "sinks":  # catalog/sinks.py
         found = [s for s in catalog.sinks.sinks() if s.database == database and plan.schema in (None, s.schema)]
-        return Rows(columns, [(s.name, s.type, CLUSTER, "") for s in sorted(found, key=lambda s: s.name)])
+        return Rows(columns, [(s.name, s.type, "quickstart", "") for s in sorted(found, key=lambda s: s.name)])
     if what in ("secrets", "connections"):  # names (and a connection's type), never a secret's value
         store = catalog.secrets
         if what == "secrets":
@@ -101,6 +102,11 @@ def show(plan: ShowPlan, catalog: Catalog, session: Session) -> Rows:
             raise SqlError(SqlState.UNDEFINED_OBJECT, f'unrecognized configuration parameter "{plan.name}"')
         return Rows(columns, [(value,)])
     raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"SHOW {plan.what} not yet supported")
+
+
+def _cluster_name(catalog, item) -> str | None:
+    spec = catalog.clusters().by_id(item.cluster_id) if item.cluster_id is not None else None
+    return spec.name if spec is not None else None
 
 
 def _replicas(catalog) -> list:

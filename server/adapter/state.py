@@ -38,6 +38,7 @@ class PendingWrite:
     updates: pa.Table | None = None
     plan: Any = None
     read_ts: int = 0
+    cluster: str = "quickstart"  # the cluster `plan` was planned for (re-evaluated there)
 
 
 @dataclass
@@ -50,6 +51,8 @@ class SessionState:
     prepared: dict = field(default_factory=dict)
     # Open savepoints, oldest first: (name, how many buffered writes there were at it).
     savepoints: list[tuple[str, int]] = field(default_factory=list)
+    # The session's `cluster` as the current statement was planned with: its reads run there.
+    cluster: str = "quickstart"
 
     def status(self) -> str:
         if not self.in_block:

@@ -32,11 +32,13 @@ def subscribe_columns(plan: SubscribePlan) -> list[Column]:
     return head + list(plan.columns)
 
 
-async def subscribe_rows(coordinator, plan: SubscribePlan) -> AsyncIterator[list[tuple[Any, ...]]]:
-    """Start the subscription's dataflow and yield batches of output rows until UP TO (or forever)."""
+async def subscribe_rows(coordinator, plan: SubscribePlan,
+                         cluster: str = "quickstart") -> AsyncIterator[list[tuple[Any, ...]]]:
+    """Start the subscription's dataflow on `cluster` (the session's, which the plan was planned
+    for) and yield batches of output rows until UP TO (or forever)."""
     if plan.envelope_upsert_key is not None:
         raise unsupported("SUBSCRIBE ... ENVELOPE UPSERT")
-    coordinator.check_readable(plan.plan)
+    compute = coordinator.check_readable(plan.plan, cluster)
     read_ts = coordinator.read_ts()
     as_of = read_ts if plan.as_of is None else plan.as_of
     if plan.as_of is not None and plan.as_of < read_ts - HISTORY_MS:
@@ -45,7 +47,6 @@ async def subscribe_rows(coordinator, plan: SubscribePlan) -> AsyncIterator[list
                        f"{read_ts - HISTORY_MS}", hint=f"AS OF can go back at most {HISTORY_MS} ms.")
     if plan.up_to is not None and plan.up_to <= as_of:
         return
-    compute = coordinator.compute
     id = compute.new_id("s")
     queue = compute.create_dataflow(id, plan.plan, as_of, "subscribe", until=plan.up_to)
     width = len(plan.columns)

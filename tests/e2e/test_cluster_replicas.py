@@ -160,7 +160,7 @@ def test_replica_statements_errors_and_restart(fresh_slipstream):
             ("CREATE CLUSTER REPLICA quickstart.r3 (SIZE = '0')", "22023"),
             ("CREATE CLUSTER REPLICA other.r3 (SIZE = '1')", "42704"),
             ("CREATE CLUSTER REPLICA quickstart.r3 (SIZE = '64')", "53000"),  # more than the slots
-            ("CREATE CLUSTER other (SIZE = '1')", "0A000"),
+            ("CREATE CLUSTER quickstart (SIZE = '1')", "42710"),
             ("DROP CLUSTER REPLICA quickstart.r9", "42704"),
             ("DROP CLUSTER REPLICA quickstart.r1, quickstart.r2", "0A000"),   # would leave none
             ("CREATE MATERIALIZED VIEW w IN CLUSTER other AS SELECT 1", "42704"),
