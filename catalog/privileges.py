@@ -6,6 +6,7 @@ Objects are named by a kind and a key:
     ("database", "slipstream")          a database, by name
     ("schema", "slipstream.public")     a schema, by database and name
     ("item", "u12")                     a table, view, materialized view or index, by catalog id
+    ("cluster", "u1")                   a compute cluster, by its id (catalog/clusters.py)
 
 Privileges are PostgreSQL's aclitem letters (r SELECT, a INSERT, w UPDATE, d DELETE, D TRUNCATE,
 x REFERENCES, t TRIGGER, U USAGE, C CREATE, T TEMPORARY, c CONNECT). The store keeps only what was
@@ -15,7 +16,8 @@ an object nobody granted anything on has no rows (relacl NULL, as in PostgreSQL)
 (`CatalogItem.owner`); databases and schemas have theirs here (the default role when not set).
 
 At creation the store grants PUBLIC USAGE on the default database and on its `public` schema
-(Materialize's defaults; PostgreSQL 15 gives PUBLIC USAGE on `public` too), and TEMPORARY and
+(Materialize's defaults; PostgreSQL 15 gives PUBLIC USAGE on `public` too) and USAGE on the
+`quickstart` cluster (Materialize's default), and TEMPORARY and
 CONNECT on the database (PostgreSQL's defaults, which Slipstream does not enforce). The adapter
 grants PUBLIC USAGE on the `public` schema and TEMPORARY, CONNECT on every new database.
 
@@ -51,6 +53,7 @@ VALID = {
     "materialized view": "r",
     "schema": "UC",
     "database": "UCTc",
+    "cluster": "UC",  # Materialize: USAGE to run queries on it, CREATE to put views and indexes in it
 }
 
 PUBLIC = "public"
@@ -91,6 +94,10 @@ class PrivilegeStore:
             conn.execute("INSERT OR IGNORE INTO acl VALUES ('schema', ?, ?, 'U')",
                          (f"{default_database}.{default_schema}", PUBLIC))
             conn.execute("INSERT INTO acl_seeded VALUES (1)")
+        if conn.execute("SELECT count(*) FROM acl_seeded WHERE done = 2").fetchone()[0] == 0:
+            # (also for a catalog from before clusters had privileges: PUBLIC kept using quickstart)
+            conn.execute("INSERT OR IGNORE INTO acl VALUES ('cluster', 'u1', ?, 'U')", (PUBLIC,))
+            conn.execute("INSERT INTO acl_seeded VALUES (2)")
         self._acl: dict[Key, dict[str, str]] = {}
         for kind, key, grantee, privs in conn.execute("SELECT kind, key, grantee, privs FROM acl"):
             self._acl.setdefault((kind, key), {})[grantee] = privs

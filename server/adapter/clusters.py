@@ -142,6 +142,7 @@ async def _drop_clusters(coord, session: Session, stmt: DropCluster) -> CommandC
         for spec in specs:
             async with coord.write_lock:
                 coord.catalog.set_clusters(coord.catalog.clusters().without_cluster(spec.name))
+                coord.catalog.privileges.forget([("cluster", spec.id)])
             await coord.remove_cluster(spec.id)
     return CommandComplete("DROP CLUSTER")
 

@@ -14,6 +14,10 @@ follows PostgreSQL (and Materialize where PostgreSQL has no such object):
 * CREATE TABLE / VIEW / MATERIALIZED VIEW / INDEX: CREATE on the schema; CREATE INDEX also
   ownership of the indexed relation (Materialize); CREATE SCHEMA: CREATE on the database;
   CREATE DATABASE: superuser.
+* clusters (Materialize's rule): a statement that reads a relation (SELECT, SUBSCRIBE, COPY TO,
+  DECLARE, and the reads of INSERT ... SELECT, UPDATE, DELETE) needs USAGE on the session's
+  cluster; a materialized view or index needs CREATE on the cluster it goes in. PUBLIC has
+  USAGE on quickstart.
 * DROP, ALTER ... OWNER TO, CREATE OR REPLACE: ownership (`must be owner of table t`).
 * a superuser (and a session of a user that is no role, possible only under `--auth trust`)
   passes every check; an owner holds every privilege on its object.
@@ -32,7 +36,7 @@ from sqlglot import exp
 from catalog.items import CatalogItem, ItemKind
 from catalog.privileges import (PRIVILEGE_LETTERS, PUBLIC, PrivilegeChecker as Privileges, item_key, ordered,
                                 schema_key, valid_privileges)
-from dataflow.errors import SqlError, SqlState, unsupported
+from dataflow.errors import SqlError, SqlState
 from planner.mz_ast import ROLE_STATEMENTS
 from planner.privilege_syntax import PRIVILEGE_STATEMENTS, AlterOwner, AlterRoleSet, GrantPrivileges, GrantRole
 from planner.statements import (ClosePlan, CopyFromPlan, CopyToPlan, CreateIndexPlan, CreateNamespacePlan,
@@ -114,6 +118,26 @@ def _create_in(p: Privileges, role: str, database: str, schema: str) -> None:
         raise _deny("schema", schema)
 
 
+def _use_cluster(p: Privileges, role: str, catalog, name: str, letter: str) -> None:
+    """USAGE ("U": run a query on it) or CREATE ("C": put a view or index in it) on a cluster;
+    an unknown cluster is the statement's own 42704 later."""
+    spec = catalog.clusters().by_name(name) if hasattr(catalog, "clusters") else None
+    if spec is not None and not p.has(role, ("cluster", spec.id), letter):
+        raise _deny("cluster", name)
+
+
+def _computes(catalog, reads) -> bool:
+    """Whether a statement reads a relation the cluster computes (not only constants and the
+    system catalog, which the coordinator answers itself)."""
+    for id in reads:
+        try:
+            catalog.get(id)
+        except SqlError:
+            continue
+        return True
+    return False
+
+
 def _own(p: Privileges, role: str, item: CatalogItem) -> None:
     if not p.is_owner(role, item_key(item)):
         raise _not_owner(_kind_word(item), item.name)
@@ -141,6 +165,10 @@ def check(catalog, session: Session, plan, reads: list[str], ast=None) -> None:
     role = session.user
     if p.superuser(role, session):
         return
+    cluster = session.vars.get("cluster", "quickstart")
+    if isinstance(plan, (SelectPlan, SubscribePlan, CopyToPlan, DeclarePlan, InsertPlan, UpdatePlan, DeletePlan)) \
+            and _computes(catalog, reads):
+        _use_cluster(p, role, catalog, cluster, "U")  # the session's cluster runs it
     if isinstance(plan, (SelectPlan, SubscribePlan, CopyToPlan, DeclarePlan, ExplainPlan)):
         _reads(p, role, reads)
     elif isinstance(plan, (InsertPlan, CopyFromPlan)):
@@ -160,6 +188,7 @@ def check(catalog, session: Session, plan, reads: list[str], ast=None) -> None:
         if existing is not None and plan.or_replace and not plan.if_not_exists:
             _own(p, role, existing)
         if plan.materialized:
+            _use_cluster(p, role, catalog, plan.cluster, "C")
             _reads(p, role, reads)
         else:  # PostgreSQL checks a view's reads when it is read, as its owner; USAGE now
             for id in dict.fromkeys(reads):
@@ -169,6 +198,7 @@ def check(catalog, session: Session, plan, reads: list[str], ast=None) -> None:
         on = catalog.get(plan.on_id)
         _own(p, role, on)
         _create_in(p, role, plan.database, plan.schema)
+        _use_cluster(p, role, catalog, plan.cluster, "C")
     elif isinstance(plan, DropPlan):
         for id in plan.ids:
             _own(p, role, catalog.get(id))
@@ -246,7 +276,12 @@ def _targets(catalog, session: Session, stmt: GrantPrivileges):
     database = session.vars.get("database", "slipstream")
     out = []
     if stmt.kind == "cluster":
-        raise unsupported("privileges on clusters (every role may use every cluster; only superusers create or drop them)")
+        for name in stmt.names:
+            spec = catalog.clusters().by_name(name[-1])
+            if spec is None:
+                raise SqlError(SqlState.UNDEFINED_OBJECT, f"unknown cluster '{name[-1]}'")
+            out.append((("cluster", spec.id), "cluster", spec.name))
+        return out
     if stmt.kind in ("schema", "all tables"):
         for name in stmt.names:
             db, schema = (name[0], name[1]) if len(name) == 2 else (database, name[-1])

@@ -76,7 +76,7 @@ def setup(slipstream, names):
     for obj in (f"MATERIALIZED VIEW IF EXISTS {mv}", f"VIEW IF EXISTS {v}", f"TABLE IF EXISTS {t} CASCADE"):
         admin.execute(f"DROP {obj}")
     for r in (u, w, g):
-        for obj in ("SCHEMA public", "DATABASE slipstream"):
+        for obj in ("SCHEMA public", "DATABASE slipstream", "CLUSTER quickstart"):
             admin.execute(f"REVOKE ALL ON {obj} FROM {r}")
     for r in (u, w, g):
         admin.execute(f"DROP ROLE IF EXISTS {r}")
@@ -150,6 +150,8 @@ def test_ddl_needs_create_on_the_schema_and_ownership(slipstream, setup, names):
         admin.execute(f"GRANT CREATE ON SCHEMA public TO {u}")
         conn.execute(f"CREATE TABLE {mine} (x int)")
         conn.execute(f"INSERT INTO {mine} VALUES (1)")  # the owner holds every privilege
+        assert _error(conn, f"CREATE INDEX ON {mine} (x)") == ("42501", "permission denied for cluster quickstart")
+        admin.execute(f"GRANT CREATE ON CLUSTER quickstart TO {u}")  # (an index lives in a cluster)
         conn.execute(f"CREATE INDEX ON {mine} (x)")
         owner = admin.execute("SELECT tableowner FROM pg_tables WHERE tablename = %s", (mine,)).fetchone()
         assert owner == (u,)
@@ -220,7 +222,35 @@ def test_membership_public_and_all_tables_in_schema(slipstream, setup, names):
         assert _error(admin, f"GRANT INSERT ON {v} TO {u}") == ("0LP01", "invalid privilege type INSERT for view")
         assert _error(admin, f"GRANT SELECT ON SCHEMA public TO {u}")[0] == "0LP01"
         assert _error(admin, f"GRANT SELECT ON {t} TO nobody_{uuid.uuid4().hex[:6]}")[0] == "42704"
-        assert _error(admin, f"GRANT USAGE ON CLUSTER quickstart TO {u}")[0] == "0A000"
+
+
+def test_clusters_need_usage_and_create(slipstream, setup, names):
+    """Materialize's cluster privileges: USAGE on the session's cluster to read through it (PUBLIC
+    has it on quickstart), CREATE on a cluster to put a materialized view or index in it."""
+    admin = setup
+    t, u, mv = names["t"], names["u"], names["mv"] + "2"
+    admin.execute(f"GRANT SELECT ON {t} TO {u}")
+    admin.execute(f"GRANT CREATE ON SCHEMA public TO {u}")
+    with _as(slipstream, u) as conn:
+        assert len(conn.execute(f"SELECT * FROM {t}").fetchall()) == 2
+        admin.execute("REVOKE USAGE ON CLUSTER quickstart FROM PUBLIC")
+        try:
+            assert _error(conn, f"SELECT * FROM {t}") == ("42501", "permission denied for cluster quickstart")
+            assert conn.execute("SELECT 1").fetchone() == (1,)  # constants and the system catalog need none
+            assert conn.execute("SELECT count(*) FROM pg_class WHERE relname = %s", (t,)).fetchone() == (1,)
+            admin.execute(f"GRANT USAGE ON CLUSTER quickstart TO {u}")
+            assert len(conn.execute(f"SELECT * FROM {t}").fetchall()) == 2
+            assert _error(conn, f"CREATE MATERIALIZED VIEW {mv} AS SELECT a FROM {t}") == \
+                ("42501", "permission denied for cluster quickstart")
+            admin.execute(f"GRANT CREATE ON CLUSTER quickstart TO {u}")
+            conn.execute(f"CREATE MATERIALIZED VIEW {mv} AS SELECT a FROM {t}")
+            assert len(conn.execute(f"SELECT * FROM {mv}").fetchall()) == 2
+            conn.execute(f"DROP MATERIALIZED VIEW {mv}")
+        finally:
+            admin.execute("GRANT USAGE ON CLUSTER quickstart TO PUBLIC")
+            admin.execute(f"DROP MATERIALIZED VIEW IF EXISTS {mv}")
+    assert _error(admin, f"GRANT SELECT ON CLUSTER quickstart TO {u}")[0] == "0LP01"
+    assert _error(admin, f"GRANT USAGE ON CLUSTER nope_{uuid.uuid4().hex[:6]} TO {u}")[0] == "42704"
 
 
 def test_catalogs_show_privileges(slipstream, setup, names):
