@@ -28,7 +28,7 @@ from planner.catalog_casts import reg_to_text, text_to_reg
 from planner.functions.aggregates import AGGREGATE_FUNCTIONS
 from planner.table_functions import TABLE_FUNCTIONS
 from planner.patterns import check_regex, similar_to_regex
-from planner.rules.fold_constants import fold_constant, raise_deferred
+from planner.rules.fold_constants import fold_constant, fold_tree, raise_deferred
 from planner.scope import Scope
 from planner.typing import (assignment_castable, explicitly_castable, implicitly_castable,
                             is_float, is_time, type_from_ast, unify)
@@ -673,6 +673,8 @@ class ScalarLowerer:
                     else self.compare("eq", "=", operand, lower(branch.this))
             else:
                 cond = to_bool(lower(branch.this), ctx, "CASE/WHEN")
+                if self.fold and not decided:
+                    cond = fold_tree(cond)
             # An arm whose condition is constantly false or NULL is never taken (PostgreSQL
             # drops it before folding its result).
             dead = decided or (isinstance(cond, Literal) and cond.value is not True and self.fold)

@@ -78,6 +78,21 @@ def fold_constant(e: ScalarExpr) -> ScalarExpr:
     return e
 
 
+def fold_tree(e: ScalarExpr) -> ScalarExpr:
+    """`e` folded bottom-up (`fold_constant` at every node), for an expression built without
+    folding on the way (a CASE condition: `'abc' NOT LIKE '%'` is a constant false arm)."""
+    if isinstance(e, Call):
+        args = tuple(fold_tree(a) for a in e.args)
+        return fold_constant(Call(e.func, args, e.type) if args != e.args else e)
+    if isinstance(e, Cast):
+        arg = fold_tree(e.arg)
+        return fold_constant(Cast(arg, e.type) if arg is not e.arg else e)
+    if isinstance(e, If):
+        cond, then, els = fold_tree(e.cond), fold_tree(e.then), fold_tree(e.els)
+        return fold_constant(If(cond, then, els, e.type))
+    return e
+
+
 def evaluate(e: ScalarExpr) -> ScalarExpr:
     """`e` (which reads no column) evaluated now: its value, or a deferred error."""
     from dataflow.errors import SqlError
