@@ -136,7 +136,9 @@ def test_ddl_needs_create_on_the_schema_and_ownership(slipstream, setup, names):
             assert _error(conn, sql) == ("42501", "permission denied for schema public"), sql
         assert _error(conn, f"CREATE SCHEMA {names['s']}") == ("42501", "permission denied for database slipstream")
         assert _error(conn, "CREATE DATABASE nope") == ("42501", "permission denied to create database")
-        for sql in ("CREATE CLUSTER REPLICA quickstart.rx (SIZE = '1')", "DROP CLUSTER REPLICA quickstart.r1"):
+        for sql in ("CREATE CLUSTER REPLICA quickstart.rx (SIZE = '1')", "DROP CLUSTER REPLICA quickstart.r1",
+                    "CREATE CLUSTER cx (SIZE = '1')", "ALTER CLUSTER quickstart SET (REPLICATION FACTOR = 1)",
+                    "DROP CLUSTER quickstart"):
             assert _error(conn, sql) == ("42501", "permission denied"), sql  # superusers only
         for sql, word, name in ((f"DROP TABLE {t}", "table", t), (f"DROP VIEW {v}", "view", v),
                                 (f"DROP MATERIALIZED VIEW {mv}", "materialized view", mv),
