@@ -190,11 +190,16 @@ class Grouping:
             return ColumnRef(self.keys.index(e), e.type)
         if not (saved and self.ctx.fold_constants) and saved:
             # Unfolded, a grouped expression may not look like its (folded) GROUP BY key:
-            # `GROUP BY CASE 'a' WHEN 'b' THEN x ELSE y END HAVING false AND CASE ... END`.
+            # `GROUP BY CASE 'a' WHEN 'b' THEN x ELSE y END HAVING false AND CASE ... END`, or
+            # `GROUP BY -3 | c` (a bigint c: the cast of -3 is folded) in a CASE arm never taken.
+            # Folded here only to compare with the keys (the folded form is not used otherwise).
+            saved_ctx, self.ctx.fold_constants = self.ctx.fold_constants, True
             try:
                 folded = self.input_lowerer.lower(node)
             except SqlError:
                 folded = None
+            finally:
+                self.ctx.fold_constants = saved_ctx
             if folded is not None and folded in self.keys:
                 return ColumnRef(self.keys.index(folded), folded.type)
         if isinstance(node, exp.Column):
