@@ -54,9 +54,9 @@ def evaluate_constant_filters(plan: Plan) -> Plan:
 
 
 def _rewrite(node: Plan) -> Plan:
-    if isinstance(node, Filter) and not _has_no_rows(node.input):
-        preds = tuple(evaluate(p) if not isinstance(p, Literal) and _pseudo_constant(p) else p
-                      for p in node.predicates)
-        if any(a is not b for a, b in zip(preds, node.predicates)):
+    if isinstance(node, Filter):
+        constant = [not isinstance(p, Literal) and _pseudo_constant(p) for p in node.predicates]
+        if any(constant) and not _has_no_rows(node.input):
+            preds = tuple(evaluate(p) if c else p for p, c in zip(node.predicates, constant))
             node = replace(node, predicates=preds)
     return node
