@@ -28,6 +28,15 @@ def find_secret(catalog, plan: ConnectionPlan, name):
     return None
 
 
+def already_exists(session: Session, what: str, name: str, if_not_exists: bool, tag: str) -> CommandComplete:
+    """CREATE of a connection or sink whose name is taken: with IF NOT EXISTS a notice and the
+    statement's tag, else 42710."""
+    if if_not_exists:
+        session.pending_notices.append(("42710", f'{what} "{name}" already exists, skipping'))
+        return CommandComplete(tag)
+    raise SqlError(SqlState.DUPLICATE_OBJECT, f'{what} "{name}" already exists')
+
+
 def find_connection(catalog, database: str, search_path, name):
     plan = ConnectionPlan(None, database, tuple(search_path))
     for d, s, n in plan.candidates(name):
@@ -105,10 +114,7 @@ async def _create_connection(coord, session: Session, plan: ConnectionPlan, stmt
     database, schema, name = plan.qualify(stmt.name)
     _check_schema(catalog, database, schema)
     if catalog.secrets.find_connection(database, schema, name) is not None:
-        if stmt.if_not_exists:
-            session.pending_notices.append(("42710", f'connection "{name}" already exists, skipping'))
-            return CommandComplete("CREATE CONNECTION")
-        raise SqlError(SqlState.DUPLICATE_OBJECT, f'connection "{name}" already exists')
+        return already_exists(session, "connection", name, stmt.if_not_exists, "CREATE CONNECTION")
     options = dict(stmt.options)
     secret_name = options.pop("password", None)
     if secret_name is not None:

@@ -34,15 +34,12 @@ _TYPE_WORDS = {"kafka": "KAFKA", "confluent-schema-registry": "CONFLUENT SCHEMA 
 
 
 async def create_kafka_connection(coord, session: Session, plan: ConnectionPlan, stmt: CreateConnection):
-    from server.adapter.connections import _check_schema, find_secret
+    from server.adapter.connections import _check_schema, already_exists, find_secret
     catalog = coord.catalog
     database, schema, name = plan.qualify(stmt.name)
     _check_schema(catalog, database, schema)
     if catalog.secrets.find_connection(database, schema, name) is not None:
-        if stmt.if_not_exists:
-            session.pending_notices.append(("42710", f'connection "{name}" already exists, skipping'))
-            return CommandComplete("CREATE CONNECTION")
-        raise SqlError(SqlState.DUPLICATE_OBJECT, f'connection "{name}" already exists')
+        return already_exists(session, "connection", name, stmt.if_not_exists, "CREATE CONNECTION")
     options: dict = {}
     for key, value in stmt.options:
         if isinstance(value, dict) and "secret" in value:
@@ -116,16 +113,13 @@ def sinks_using(catalog, id: str) -> list:
 
 
 async def create_sink(coord, session: Session, plan: ConnectionPlan, stmt: CreateSink) -> CommandComplete:
-    from server.adapter.connections import _check_schema
+    from server.adapter.connections import _check_schema, already_exists
     from catalog.items import ItemKind
     catalog = coord.catalog
     database, schema, name = plan.qualify(stmt.name)
     _check_schema(catalog, database, schema)
     if catalog.sinks.find(database, schema, name) is not None:
-        if stmt.if_not_exists:
-            session.pending_notices.append(("42710", f'sink "{name}" already exists, skipping'))
-            return CommandComplete("CREATE SINK")
-        raise SqlError(SqlState.DUPLICATE_OBJECT, f'sink "{name}" already exists')
+        return already_exists(session, "sink", name, stmt.if_not_exists, "CREATE SINK")
     relation = None
     for candidate in plan.candidates(stmt.relation):
         relation = catalog.try_resolve(candidate)
