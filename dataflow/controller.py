@@ -30,12 +30,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import TIME, concat, consolidate, partition
+from dataflow.batch import TIME, concat, consolidate, empty_batch, partition
 from dataflow.errors import SqlError, SqlState
-from dataflow.plan import Plan
+from dataflow.fast_peek import FastPeekPlan, fast_peek_plan, route
+from dataflow.plan import Plan, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
-                               DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
-                               WorkerError)
+                               DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, PeekResult,
+                               PeekResults, Shutdown, WorkerError)
 from dataflow.transport import encode_frame, read_frame_async
 from dataflow.types import SqlType
 
@@ -80,6 +81,9 @@ class _Peek:
     future: asyncio.Future
     sent_to: set[str]
     results: dict[str, list[PeekResult]] = field(default_factory=dict)
+    # A fast-path peek: how many of each replica's workers answer it (the others hold none of
+    # its keys); None: every worker.
+    answering: dict[str, int] | None = None
 
 
 @dataclass
@@ -129,6 +133,9 @@ class ComputeController:
         self._since: dict[str, int] = {}  # id -> earliest time every replica can read it at
         self._dataflows: dict[str, _DataflowState] = {}
         self._peeks: dict[str, _Peek] = {}
+        # Fast-path peeks not yet sent, per (replica, worker): sent together once the event loop
+        # has run every session that wants one (see _send_fast_peeks).
+        self._fast_outbox: dict[tuple[str, int], list[FastPeek]] = {}
         self._ids = itertools.count(1)
         self._closing = False
 
@@ -355,20 +362,27 @@ class ComputeController:
                 upper = min(p.upper for p in parts)
                 self._merge_step(state, progress, parts, upper)
         elif isinstance(message, PeekResult):
-            peek = self._peeks.get(message.id)
-            if peek is None or replica.name not in peek.sent_to:
-                return
-            results = peek.results.setdefault(replica.name, [])
-            results.append(message)
-            if len(results) == replica.workers:
-                del self._peeks[message.id]
-                errors = [r.error for r in results if r.error is not None]
-                if errors:
-                    peek.future.set_exception(errors[0])
-                else:
-                    peek.future.set_result(consolidate(concat([r.batch for r in results])))
+            self._on_peek_result(replica, message)
+        elif isinstance(message, PeekResults):
+            for result in message.results:
+                self._on_peek_result(replica, result)
         elif isinstance(message, WorkerError):
             log.error("worker %d of replica %s reported: %s", message.worker, replica.name, message.message)
+
+    def _on_peek_result(self, replica: Replica, message: PeekResult) -> None:
+        peek = self._peeks.get(message.id)
+        if peek is None or replica.name not in peek.sent_to:
+            return
+        results = peek.results.setdefault(replica.name, [])
+        results.append(message)
+        answering = replica.workers if peek.answering is None else peek.answering[replica.name]
+        if len(results) == answering:
+            del self._peeks[message.id]
+            errors = [r.error for r in results if r.error is not None]
+            if errors:
+                peek.future.set_exception(errors[0])
+            else:
+                peek.future.set_result(consolidate(concat([r.batch for r in results])))
 
     def _merge_step(self, state: _DataflowState, progress: _Progress, parts: list[DataflowOutput],
                     upper: int) -> None:
@@ -473,8 +487,6 @@ class ComputeController:
         command = CreateDataflow(id, plan, as_of, sink, until)
         state = self._new_state(command)
         if sink in ("index", "persist"):
-            from dataflow.plan import output_types
-
             self.collections[id] = (output_types(plan), as_of)
             self._since[id] = as_of
         self._broadcast(command)
@@ -506,6 +518,10 @@ class ComputeController:
     async def peek(self, plan: Plan, as_of: int) -> pa.Table:
         """The plan's result at `as_of`, consolidated: rows with their multiplicities in `diff`.
         Every replica computes it; the first whose workers have all answered gives the result."""
+        fast = fast_peek_plan(plan)
+        live = [r for r in self.replicas.values() if not r.syncing]
+        if fast is not None and live:
+            return await self._fast_peek(fast, as_of, live)
         id = self.new_id("p")
         future = asyncio.get_running_loop().create_future()
         self._peeks[id] = _Peek(future, {r.name for r in self.replicas.values() if not r.syncing})
@@ -515,3 +531,34 @@ class ComputeController:
         finally:
             if self._peeks.pop(id, None) is not None:  # not answered (cancelled): stop it
                 self._broadcast(DropDataflow(id))
+
+    async def _fast_peek(self, plan: FastPeekPlan, as_of: int, replicas: list[Replica]) -> pa.Table:
+        """A peek answered without a dataflow (see dataflow.fast_peek), by the workers of each
+        live replica that hold its rows."""
+        id = self.new_id("p")
+        routes = {r.name: route(plan, r.workers) for r in replicas}
+        if not all(routes.values()):  # no key to look up: nothing can match
+            return empty_batch(output_types(plan.chain))
+        future = asyncio.get_running_loop().create_future()
+        self._peeks[id] = _Peek(future, set(routes), answering={n: len(r) for n, r in routes.items()})
+        if not self._fast_outbox:
+            asyncio.get_running_loop().call_soon(self._send_fast_peeks)
+        for name, parts in routes.items():
+            for worker, part in parts.items():
+                self._fast_outbox.setdefault((name, worker), []).append(FastPeek(id, part, as_of))
+        try:
+            return await future
+        finally:
+            if self._peeks.pop(id, None) is not None:  # not answered (cancelled): forget it
+                self._broadcast(DropDataflow(id))
+
+    def _send_fast_peeks(self) -> None:
+        """One message per worker for every fast-path peek asked for since the last call (the
+        sessions that ran in this turn of the event loop share it). A replica lost meanwhile
+        gets none: `_forget` has taken it out of those peeks."""
+        outbox, self._fast_outbox = self._fast_outbox, {}
+        for (name, worker), peeks in outbox.items():
+            replica = self.replicas.get(name)
+            writer = None if replica is None or replica.syncing else replica.writers.get(worker)
+            if writer is not None and not writer.is_closing():
+                writer.write(encode_frame(FastPeeks(peeks)))

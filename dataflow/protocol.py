@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from dataflow.errors import SqlError
+from dataflow.fast_peek import FastPeekPlan
 from dataflow.plan import Plan
 from dataflow.types import SqlType
 
@@ -75,6 +76,26 @@ class DropDataflow:
 
 
 @dataclass
+class FastPeek:
+    """One worker's part of a fast-path peek (see dataflow.fast_peek): answered from the
+    collection or index `plan.source` as of `as_of`, without a dataflow."""
+
+    id: str
+    plan: FastPeekPlan
+    as_of: int
+
+
+@dataclass
+class FastPeeks:
+    """The fast-path peeks for one worker sent in one message. Unlike every other command they
+    go only to the workers that hold the rows and step nothing, so workers need not see them
+    alike; each is answered (in one `PeekResults` per batch of answers) once its collection's
+    upper passes its time. A DropDataflow of a peek's id forgets it if it is still waiting."""
+
+    peeks: list[FastPeek]
+
+
+@dataclass
 class Shutdown:
     pass
 
@@ -104,6 +125,13 @@ class PeekResult:
     worker: int
     batch: pa.Table | None
     error: SqlError | None = None
+
+
+@dataclass
+class PeekResults:
+    """Several workers' answers to fast-path peeks, in one message."""
+
+    results: list[PeekResult]
 
 
 @dataclass

@@ -29,9 +29,11 @@ from dataflow.batch import advance_times, concat, consolidate, empty_batch, nega
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
 from dataflow.plan import Get, IndexLookup, LetRec, children, collections_read, output_types, with_children
+from dataflow.exchange import LocalExchange
+from dataflow.fast_peek import lookup_keys
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
-                               DropDataflow, Hello, ImportCollection, PeekResult, Shutdown,
-                               WorkerError)
+                               DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, PeekResult,
+                               PeekResults, Shutdown, WorkerError)
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
 from dataflow.render import Dataflow
 from dataflow.transport import recv_frame, send_frame
@@ -129,6 +131,8 @@ class Worker:
         # knows which dataflows ran): a dataflow whose frontier is past it for all its inputs
         # has nothing to do in this step on any worker, so every worker skips it alike.
         self.dirty_upper: dict[str, int] = {}
+        # Fast-path peeks whose collection has not yet reached their time, in arrival order.
+        self.waiting_peeks: list[FastPeek] = []
 
     # -- commands -------------------------------------------------------------------------------
 
@@ -143,15 +147,22 @@ class Worker:
                     self._feed(id, command.updates.get(id))
             self.clock_upper = max(self.clock_upper, command.upper)
             self._step_all()
+            self._answer_peeks()
+        elif isinstance(command, FastPeeks):
+            self.waiting_peeks.extend(command.peeks)
+            self._answer_peeks()
         elif isinstance(command, ImportCollection):
             self._import(command)
         elif isinstance(command, CreateDataflow):
             self._create(command)
             self._step_all()
+            self._answer_peeks()
         elif isinstance(command, DropDataflow):
             running = self.dataflows.pop(command.id, None)
             if running is not None:
                 running.exchange.forget()
+            if self.waiting_peeks:  # a cancelled fast-path peek
+                self.waiting_peeks = [p for p in self.waiting_peeks if p.id != command.id]
         elif isinstance(command, DropCollection):
             self.collections.pop(command.id, None)
         else:
@@ -202,10 +213,7 @@ class Worker:
             as_of = max(as_of, trace.compacted_to)
         if as_of != command.as_of and command.sink == "peek":
             # A peek must see exactly its time; that history is gone.
-            self._report_failure(command, SqlError(
-                SqlState.DATA_EXCEPTION,
-                f"Timestamp ({command.as_of}) is not valid for all inputs: the earliest readable time is {as_of}",
-                hint=f"Reads can go back at most {HISTORY_MS} ms."))
+            self._report_failure(command, _history_gone(command.as_of, as_of))
             return
         if as_of != command.as_of:  # a long-running dataflow may start from the newer state
             command = dataclasses.replace(command, as_of=as_of)
@@ -235,6 +243,60 @@ class Worker:
         always = command.sink == "peek" or "mz_now" in repr(command.plan)
         self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending,
                                                      lookups=lookups, always_step=always)
+
+    # -- fast-path peeks ------------------------------------------------------------------------
+
+    def _answer_peeks(self) -> None:
+        """Answer every waiting fast-path peek its collection can now answer, in one message."""
+        if not self.waiting_peeks:
+            return
+        answers: list[PeekResult] = []
+        waiting: list[FastPeek] = []
+        for peek in self.waiting_peeks:
+            trace = self.collections.get(peek.plan.source)
+            # (a collection whose dataflow failed and is gone will not advance: its error now)
+            stalled = trace is not None and trace.error is not None and peek.plan.source not in self.dataflows
+            if trace is not None and trace.upper <= peek.as_of and not stalled:
+                waiting.append(peek)
+            else:
+                answers.append(self._answer_peek(peek, trace))
+        self.waiting_peeks = waiting
+        if answers:
+            self.send(PeekResults(answers))
+
+    def _answer_peek(self, peek: FastPeek, trace: CollectionTrace | None) -> PeekResult:
+        """One fast-path peek: the rows of its collection (or its keys' rows in the index) at its
+        time, through its Map/Filter/Project chain; errors as a peek dataflow would report them."""
+        plan = peek.plan
+
+        def failed(error: SqlError) -> PeekResult:
+            return PeekResult(peek.id, self.index, None, error)
+
+        if trace is None:
+            return failed(SqlError(SqlState.UNDEFINED_TABLE, f"unknown collection {plan.source}"))
+        if trace.error is not None:
+            return failed(trace.error)
+        if peek.as_of < trace.compacted_to:
+            return failed(_history_gone(peek.as_of, trace.compacted_to))
+        held_before = pa.total_allocated_bytes()
+        try:
+            if plan.keys is not None:
+                rows = self._lookup(plan.source, plan.key, plan.keys, peek.as_of)
+            else:
+                rows = trace.contents_from(peek.as_of)
+                rows = consolidate(rows.filter(pc.less_equal(rows.column("time"), pa.scalar(peek.as_of, pa.uint64()))))
+            dataflow = Dataflow(plan.chain, peek.as_of, LocalExchange())
+            output = dataflow.step({plan.source: rows}, peek.as_of + 1)
+        except SqlError as e:
+            return failed(e)
+        except Exception as e:  # an engine bug: fail this read, keep the replica serving
+            log.exception("worker %d: peek %s failed", self.index, peek.id)
+            return failed(SqlError(SqlState.INTERNAL_ERROR, f"internal error in peek {peek.id}: {type(e).__name__}: {e}"))
+        if dataflow.errors:
+            return failed(dataflow.errors[0])
+        if self._over_memory_limit(held_before):
+            return failed(self._out_of_memory())
+        return PeekResult(peek.id, self.index, output, None)
 
     def _lookup(self, id: str, key: tuple[int, ...], keys: pa.Table, as_of: int) -> pa.Table:
         """The rows of index `id` with one of `keys`, as of `as_of`."""
@@ -417,6 +479,12 @@ class Worker:
             self.dataflows.pop(command.id, None)
 
 
+def _history_gone(as_of: int, earliest: int) -> SqlError:
+    return SqlError(SqlState.DATA_EXCEPTION,
+                    f"Timestamp ({as_of}) is not valid for all inputs: the earliest readable time is {earliest}",
+                    hint=f"Reads can go back at most {HISTORY_MS} ms.")
+
+
 def _extract_lookups(plan):
     """Replace IndexLookup leaves by Gets of the index; return the keys to look up per index."""
     lookups: dict[str, tuple[tuple[int, ...], pa.Table]] = {}
@@ -433,9 +501,7 @@ def _extract_lookups(plan):
 
     def rewrite(node):
         if isinstance(node, IndexLookup):
-            key_types = [node.types[k] for k in node.key]
-            columns = [pa.array([row[i] for row in node.keys], t.arrow) for i, t in enumerate(key_types)]
-            lookups[node.id] = (node.key, pa.Table.from_arrays(columns, names=[f"k{i}" for i in range(len(columns))]))
+            lookups[node.id] = (node.key, lookup_keys(node))
             return Get(node.id, node.types)
         kids = children(node)
         if not kids or isinstance(node, LetRec):

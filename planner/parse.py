@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import copy
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,3 +50,37 @@ def parse(sql: str) -> list[Statement]:
     if not out:
         out.append(Statement("", mz_ast.Empty()))
     return out
+
+
+class ParseCache:
+    """Parsed statements by their text, for the texts clients send again and again: every
+    execution of a prepared statement re-sends its text's name, and drivers describe and then
+    execute the same text. A hit costs a copy of the tree (the planner may rewrite the one it
+    gets), about a fifth of parsing it. Syntax errors and long texts (bulk INSERTs) are not kept.
+
+    >>> cache = ParseCache(capacity=2)
+    >>> cache.parse("SELECT 1")[0].sql, cache.parse("SELECT 1")[0].sql
+    ('SELECT 1', 'SELECT 1')
+    """
+
+    MAX_TEXT = 4096
+
+    def __init__(self, capacity: int = 512) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[str, list[Statement]] = OrderedDict()
+
+    def parse(self, sql: str) -> list[Statement]:
+        if len(sql) > self.MAX_TEXT:
+            return parse(sql)
+        cached = self._entries.get(sql)
+        if cached is None:
+            cached = self._entries[sql] = parse(sql)
+            if len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        else:
+            self._entries.move_to_end(sql)
+        try:
+            return copy.deepcopy(cached)
+        except RecursionError:  # a tree nested deeper than copying recurses: parse it again
+            self._entries.pop(sql, None)
+            return parse(sql)

@@ -18,7 +18,7 @@ from dataflow.plan import Map
 from dataflow.types import TEXT, Column, arrow_schema
 from planner import describe_statement, plan_statement
 from planner.context import SessionInfo
-from planner.parse import Statement, parse
+from planner.parse import ParseCache, Statement
 from planner.statements import (ClosePlan, CopyFromPlan, DeallocatePlan, CopyToPlan, CreateIndexPlan, ExecutePlan,
                                 PreparePlan,
                                 CreateNamespacePlan, CreateTablePlan, DropNamespacePlan,
@@ -70,6 +70,7 @@ def _session_info(session: Session) -> SessionInfo:
 class SlipstreamAdapter:
     def __init__(self, coordinator: Coordinator) -> None:
         self.coord = coordinator
+        self._parsed = ParseCache()
 
     # -- the pgwire contract ---------------------------------------------------------------------
 
@@ -92,18 +93,18 @@ class SlipstreamAdapter:
         state.cursors.clear()
 
     async def execute(self, session: Session, sql: str) -> AsyncIterator[Outcome]:
-        statements = parse(sql)
+        statements = self._parsed.parse(sql)
         for stmt in statements:
             yield await self._run(session, stmt, None, None)
 
     async def execute_one(self, session: Session, sql: str, params: list[Any], param_types) -> Outcome:
-        statements = parse(sql)
+        statements = self._parsed.parse(sql)
         if len(statements) > 1:
             raise SqlError(SqlState.SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
         return await self._run(session, statements[0], params, param_types)
 
     async def describe(self, session: Session, sql: str, param_oids: list[int]) -> StatementDescription:
-        statements = parse(sql)
+        statements = self._parsed.parse(sql)
         if len(statements) > 1:
             raise SqlError(SqlState.SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
         stmt = statements[0]
@@ -287,7 +288,7 @@ class SlipstreamAdapter:
         for i, t in enumerate(declared):  # each argument as a value of its declared type
             src = TEXT if types[i].kind.value == "unknown" else types[i]
             values[i], types[i] = cast_value(values[i], src, t), t
-        stmt = parse(sql)[0]
+        stmt = self._parsed.parse(sql)[0]
         reads: list[str] = []
         plan_ = plan_statement(self.coord.catalog, stmt, params=values, param_types=types,
                                session=_session_info(session), reads=reads)
