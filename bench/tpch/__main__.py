@@ -58,6 +58,59 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
+def _hydrate(ss, pid: int, n: int, sql: str) -> dict:
+    """CREATE MATERIALIZED VIEW q<n> and read it once: its hydration time and memory."""
+    before = _tree_rss(pid)
+    t0 = time.perf_counter()
+    try:
+        ss.execute(f"CREATE MATERIALIZED VIEW q{n} AS {sql}")
+        rows = len(ss.execute(f"SELECT * FROM q{n}").fetchall())
+    except psycopg.Error as e:
+        print(f"Q{n}: {e.sqlstate} {e}", flush=True)
+        return {"error": f"{e.sqlstate} {e}"}
+    took = time.perf_counter() - t0
+    after = _tree_rss(pid)
+    print(f"Q{n}: hydrated in {took:.2f} s, {rows} rows, RSS {before >> 20} -> {after >> 20} MiB",
+          flush=True)
+    return {"hydration_s": round(took, 3), "rows": rows, "rss_before": before, "rss_after": after}
+
+
+def _refresh(ss, pg, pid: int, pair, index: int, live: list[int], label: str = "") -> list[dict]:
+    """Apply one refresh pair (each function in one transaction; to PostgreSQL too when given)
+    and read every live view after each: the time from the write's start to each read."""
+    out = []
+    for name, statements in (("RF1", data.rf1_statements(pair)), ("RF2", data.rf2_statements(pair))):
+        t0 = time.perf_counter()
+        with ss.transaction():
+            for s in statements:
+                ss.execute(s)
+        write = time.perf_counter() - t0
+        lat = {}
+        for n in live:
+            ss.execute(f"SELECT * FROM q{n}").fetchall()
+            lat[n] = round(time.perf_counter() - t0, 3)
+        if pg is not None:
+            for s in statements:
+                pg.execute(s)
+        out.append({"pair": index, "function": name, "write_s": round(write, 3),
+                    "orders": len(pair.new_orders) if name == "RF1" else len(pair.delete_keys),
+                    "lineitems": len(pair.new_lineitems) if name == "RF1" else None,
+                    "view_latency_s": lat, "rss": _tree_rss(pid)})
+        print(f"{label}pair {index} {name}: write {write:.2f} s, "
+              f"all views caught up after {max(lat.values(), default=0):.2f} s", flush=True)
+    return out
+
+
+def _start_oracle(data_dir: Path):
+    from tests.support.pg_oracle import PgOracle
+    oracle = PgOracle.start()
+    pg = psycopg.connect(oracle.dsn, autocommit=True)
+    data.create_tables(pg)
+    data.load(pg, data_dir)
+    data.create_oracle_indexes(pg)
+    return oracle, pg
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.tpch", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -68,6 +121,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-check", dest="check", action="store_false")
+    ap.add_argument("--isolated", action="store_true",
+                    help="one view at a time: create it, read it, apply --pairs refresh pairs, "
+                         "compare it with PostgreSQL, drop it (for scale factors whose 22 views "
+                         "do not fit in memory together)")
     args = ap.parse_args(argv)
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -79,12 +136,12 @@ def main(argv: list[str] | None = None) -> int:
     data.generate(sf, data_dir)
     result: dict = {"sf": sf, "workers": args.workers, "machine": platform.platform(),
                     "cpus": os.cpu_count(), "generate_s": round(time.perf_counter() - t0, 2),
-                    "views": {}, "refresh": []}
+                    "isolated": args.isolated, "views": {}, "refresh": []}
     qs = queries(sf)
     work = Path(tempfile.mkdtemp(prefix="slipstream-tpch-bench-"))
     server = SlipstreamServer.start(data_dir=work / "data", log_file=work / "server.log",
                                     workers=args.workers)
-    oracle = None
+    oracle = pg = None
     try:
         pid = server.process.pid
         ss = psycopg.connect(server.dsn, autocommit=True)
@@ -96,70 +153,59 @@ def main(argv: list[str] | None = None) -> int:
         result["rss_loaded"] = _tree_rss(pid)
         print(f"loaded SF {sf} in {result['load_s']} s, RSS {result['rss_loaded'] >> 20} MiB",
               flush=True)
-        for n, sql in qs.items():
-            before = _tree_rss(pid)
-            t0 = time.perf_counter()
-            try:
-                ss.execute(f"CREATE MATERIALIZED VIEW q{n} AS {sql}")
-                rows = len(ss.execute(f"SELECT * FROM q{n}").fetchall())
-            except psycopg.Error as e:
-                result["views"][n] = {"error": f"{e.sqlstate} {e}"}
-                print(f"Q{n}: {e.sqlstate} {e}", flush=True)
-                continue
-            took = time.perf_counter() - t0
-            after = _tree_rss(pid)
-            result["views"][n] = {"hydration_s": round(took, 3), "rows": rows,
-                                  "rss_before": before, "rss_after": after}
-            print(f"Q{n}: hydrated in {took:.2f} s, {rows} rows, RSS {before >> 20} -> "
-                  f"{after >> 20} MiB", flush=True)
-        live = [n for n in qs if "error" not in result["views"][n]]
         refresh = data.RefreshGenerator(data_dir, sf, seed=10)
-        pairs = []
-        for i in range(args.pairs):
-            pair = refresh.next_pair()
-            pairs.append(pair)
-            for name, statements in (("RF1", data.rf1_statements(pair)),
-                                     ("RF2", data.rf2_statements(pair))):
-                t0 = time.perf_counter()
-                with ss.transaction():
-                    for s in statements:
-                        ss.execute(s)
-                write = time.perf_counter() - t0
-                lat = {}
-                for n in live:
-                    ss.execute(f"SELECT * FROM q{n}").fetchall()
-                    lat[n] = round(time.perf_counter() - t0, 3)
-                result["refresh"].append({"pair": i + 1, "function": name, "write_s": round(write, 3),
-                                          "orders": len(pair.new_orders) if name == "RF1" else len(pair.delete_keys),
-                                          "lineitems": len(pair.new_lineitems) if name == "RF1" else None,
-                                          "view_latency_s": lat, "rss": _tree_rss(pid)})
-                print(f"pair {i + 1} {name}: write {write:.2f} s, all views caught up after "
-                      f"{max(lat.values()):.2f} s", flush=True)
-        result["rss_end"] = _tree_rss(pid)
-        if args.check:
-            from tests.support.pg_oracle import PgOracle
-            oracle = PgOracle.start()
-            pg = psycopg.connect(oracle.dsn, autocommit=True)
-            data.create_tables(pg)
-            data.load(pg, data_dir)
-            data.create_oracle_indexes(pg)
-            for pair in pairs:
-                for s in data.rf1_statements(pair) + data.rf2_statements(pair):
-                    pg.execute(s)
+        if args.isolated:
+            if args.check:
+                oracle, pg = _start_oracle(data_dir)
             bad = {}
-            for n in live:
-                problem = diff_rows(ss.execute(f"SELECT * FROM q{n}").fetchall(),
-                                    pg.execute(qs[n]).fetchall())
-                if problem:
-                    bad[n] = problem
-            result["check"] = {"compared": len(live), "wrong": bad}
-            print(f"checked {len(live)} views against PostgreSQL: {len(bad)} wrong", flush=True)
+            pair_index = 0
+            for n, sql in qs.items():
+                result["views"][n] = _hydrate(ss, pid, n, sql)
+                if "error" in result["views"][n]:
+                    continue
+                for _ in range(args.pairs):
+                    pair_index += 1
+                    result["refresh"] += _refresh(ss, pg, pid, refresh.next_pair(), pair_index, [n],
+                                                  label=f"Q{n} ")
+                if pg is not None:
+                    problem = diff_rows(ss.execute(f"SELECT * FROM q{n}").fetchall(), pg.execute(sql).fetchall())
+                    if problem:
+                        bad[n] = problem
+                        print(f"Q{n}: WRONG {problem}", flush=True)
+                ss.execute(f"DROP MATERIALIZED VIEW q{n}")
+            result["rss_end"] = _tree_rss(pid)
+            if pg is not None:
+                compared = [n for n in qs if "error" not in result["views"][n]]
+                result["check"] = {"compared": len(compared), "wrong": bad}
+                print(f"checked {len(compared)} views against PostgreSQL: {len(bad)} wrong", flush=True)
+        else:
+            for n, sql in qs.items():
+                result["views"][n] = _hydrate(ss, pid, n, sql)
+            live = [n for n in qs if "error" not in result["views"][n]]
+            pairs = []
+            for i in range(args.pairs):
+                pairs.append(refresh.next_pair())
+                result["refresh"] += _refresh(ss, None, pid, pairs[-1], i + 1, live)
+            result["rss_end"] = _tree_rss(pid)
+            if args.check:
+                oracle, pg = _start_oracle(data_dir)
+                for pair in pairs:
+                    for s in data.rf1_statements(pair) + data.rf2_statements(pair):
+                        pg.execute(s)
+                bad = {}
+                for n in live:
+                    problem = diff_rows(ss.execute(f"SELECT * FROM q{n}").fetchall(),
+                                        pg.execute(qs[n]).fetchall())
+                    if problem:
+                        bad[n] = problem
+                result["check"] = {"compared": len(live), "wrong": bad}
+                print(f"checked {len(live)} views against PostgreSQL: {len(bad)} wrong", flush=True)
     finally:
         server.stop()
         if oracle is not None:
             oracle.stop()
     args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / f"results_sf{sf:g}.json"
+    out = args.out / (f"results_sf{sf:g}" + ("_isolated" if args.isolated else "") + ".json")
     out.write_text(json.dumps(result, indent=1, default=str) + "\n")
     print(f"wrote {out}")
     return 0 if not result.get("check", {}).get("wrong") else 1

@@ -1,6 +1,6 @@
 """The 22 TPC-H queries in PostgreSQL syntax, with the specification's qualification
 substitution parameters (TPC-H 2.18, clause 2.4.x.4 "Validation"), shared by the e2e test
-(tests/e2e/test_tpch_views.py) and the benchmark (bench/tpch/run.py).
+(tests/e2e/test_tpch_views.py) and the benchmark (bench/tpch/__main__.py).
 
 Each query is a single SELECT that can follow `CREATE MATERIALIZED VIEW name AS`: Q15's
 `revenue0` view is written as a CTE. Q11's FRACTION is 0.0001 / SF, so the text depends on the

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
+from dataflow.nodes import field_values
 from dataflow.plan import Filter, Plan
 from planner.context import ParamSlot
 from planner.functions import WALL_CLOCK_KERNELS
@@ -23,7 +24,6 @@ from planner.rules.rewrite import rewrite_up
 
 
 def _pseudo_constant(e: ScalarExpr) -> bool:
-    import dataclasses
     todo = [e]
     while todo:
         n = todo.pop()
@@ -33,8 +33,8 @@ def _pseudo_constant(e: ScalarExpr) -> bool:
             return False
         if isinstance(n, (tuple, list)):
             todo.extend(n)
-        elif dataclasses.is_dataclass(n) and not isinstance(n, type):
-            todo.extend(getattr(n, f.name) for f in dataclasses.fields(n))
+        else:
+            todo.extend(field_values(n) or ())
     return True
 
 

@@ -153,9 +153,8 @@ def _is_set_operation_marker(node) -> bool:
 
 def raise_deferred(node) -> None:
     """Raise the first deferred error in `node` (an expression, a plan or a statement plan)."""
-    import dataclasses
-
     from dataflow.errors import SqlError
+    from dataflow.nodes import field_values
     seen: set[int] = set()
     todo = [node]
     while todo:
@@ -170,8 +169,10 @@ def raise_deferred(node) -> None:
             todo.extend(reversed(n))
         elif isinstance(n, dict):
             todo.extend(n.values())
-        elif dataclasses.is_dataclass(n) and not isinstance(n, type):
-            todo.extend(reversed([getattr(n, f.name) for f in dataclasses.fields(n)]))
+        else:
+            values = field_values(n)
+            if values is not None:
+                todo.extend(reversed(values))
 
 
 def raise_deferred_planned(plan) -> None:
@@ -181,8 +182,7 @@ def raise_deferred_planned(plan) -> None:
     condition that is constantly false or NULL. PostgreSQL proves that relation empty before
     planning it, so `SELECT 1 FROM (SELECT DISTINCT decode('0', 'hex') FROM t) s WHERE false`
     answers no rows, while `SELECT 1 / 0 FROM t WHERE false` fails."""
-    import dataclasses
-
+    from dataflow.nodes import field_values
     from dataflow.plan import Distinct, Filter, FlatMap, LetRec, Map, Project, Reduce, Threshold, TopK, Window, children
 
     barriers = (Distinct, Reduce, TopK, Window, Threshold)
@@ -206,8 +206,7 @@ def raise_deferred_planned(plan) -> None:
             raise_deferred(node)
             continue
         kids = children(node)
-        for f in dataclasses.fields(node):
-            v = getattr(node, f.name)
+        for v in field_values(node):
             if any(v is k for k in kids) or (isinstance(v, tuple) and v and all(any(x is k for k in kids) for x in v)):
                 continue
             raise_deferred(v)

@@ -12,11 +12,11 @@ the engine rounding them silently:
 
 from __future__ import annotations
 
-import dataclasses
 from decimal import Decimal
 from typing import Any
 
 from dataflow.expr import Literal
+from dataflow.nodes import field_values
 from dataflow.plan import Constant
 from dataflow.types import NUMERIC, TypeKind
 from planner.casts import cast_value
@@ -49,8 +49,9 @@ def check_numeric_literals(node: Any) -> None:
             for x in n:
                 walk(x)
             return
-        if dataclasses.is_dataclass(n) and not isinstance(n, type):
-            for f in dataclasses.fields(n):
-                walk(getattr(n, f.name))
+        values = field_values(n)
+        if values is not None:
+            for v in values:
+                walk(v)
 
     walk(node)
