@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from dataflow.render import evaluate_constant
 from dataflow.types import Column
 from planner.index_lookup import use_index_lookups
 from server.compute_clusters import ComputeClusters
+from server.daemon_threads import DaemonThreads
 from server.oracle import TimestampOracle
 from storage.controller import StorageController
 from storage.persist import PersistClient
@@ -73,6 +73,7 @@ class Coordinator:
         self.cluster_lock = asyncio.Lock()  # CREATE / DROP / ALTER CLUSTER [REPLICA], one at a time
         self.errors: dict[str, SqlError] = {}  # collections whose dataflow hit an evaluation error
         self._tasks: list[asyncio.Task] = []
+        self._constant_threads = DaemonThreads()  # evaluates plans that read no collection
         self._sinks: dict[str, asyncio.Task] = {}
         self._pending_writes: list[tuple[dict[str, pa.Table], asyncio.Future]] = []
         self.last_write: dict[str, int] = {}  # table id -> timestamp of its latest data write
@@ -463,7 +464,7 @@ class Coordinator:
             # Catalog queries and constants: nothing the workers hold is read, so the answer is
             # computed here, without a round trip (they are hot: clients introspect constantly).
             # In a thread: a large constant (generate_series) must not hold up other sessions.
-            return await _in_daemon_thread(evaluate_constant, plan, self.read_ts() if ts is None else ts)
+            return await self._constant_threads.run(evaluate_constant, plan, self.read_ts() if ts is None else ts)
         controller = self.check_readable(plan, cluster)
         plan = use_index_lookups(plan, self.catalog, cluster)
         return await controller.peek(plan, self.read_ts() if ts is None else ts)
@@ -553,32 +554,3 @@ class Coordinator:
                 if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:
                     await asyncio.to_thread(self.storage.drop, item.id)
             return dropped
-
-
-async def _in_daemon_thread(fn, *args):
-    """`fn(*args)` in a thread of its own that never holds up shutdown: a cancelled statement
-    (`SELECT pg_sleep(30)` stopped by a CancelRequest) answers at once, and its thread, which
-    cannot be interrupted, finishes on its own without keeping the process alive."""
-    loop = asyncio.get_running_loop()
-    fut: asyncio.Future = loop.create_future()
-
-    def settle(result, error) -> None:
-        if fut.cancelled():
-            return
-        if error is not None:
-            fut.set_exception(error)
-        else:
-            fut.set_result(result)
-
-    def run() -> None:
-        try:
-            result, error = fn(*args), None
-        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
-            result, error = None, e
-        try:
-            loop.call_soon_threadsafe(settle, result, error)
-        except RuntimeError:
-            pass  # the loop has closed: nobody is waiting any more
-
-    threading.Thread(target=run, daemon=True, name="constant-plan").start()
-    return await fut
