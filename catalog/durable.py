@@ -112,6 +112,9 @@ class Catalog:
 
     # -- reads (CatalogReader) -------------------------------------------------------------
 
+    def __contains__(self, id: str) -> bool:
+        return id in self._items
+
     def get(self, id: str) -> CatalogItem:
         try:
             return self._items[id]

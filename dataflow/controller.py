@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 from dataflow.batch import TIME, concat, consolidate, empty_batch, partition
 from dataflow.errors import SqlError, SqlState
 from dataflow.fast_peek import FastPeekPlan, fast_peek_plan, route
-from dataflow.plan import Plan, output_types
+from dataflow.plan import Plan, collections_read, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, PeekResult,
                                PeekResults, Shutdown, WorkerError)
@@ -504,6 +504,22 @@ class ComputeController:
         state = self._new_state(command)
         self._broadcast(command)
         return state.queue
+
+    def readers_of(self, ids: set[str]) -> dict[str, set[str]]:
+        """Dataflow id -> which of `ids` its plan reads (peeks aside)."""
+        found = {}
+        for id, state in self._dataflows.items():
+            read = collections_read(state.command.plan) & ids
+            if read:
+                found[id] = read
+        return found
+
+    def end_dataflow(self, id: str, error: SqlError) -> None:
+        """Stop dataflow `id` and hand its reader `error` (a SUBSCRIBE whose input is dropped)."""
+        state = self._dataflows.get(id)
+        if state is not None:
+            state.queue.put_nowait(error)
+            self.drop_dataflow(id)
 
     def drop_dataflow(self, id: str) -> None:
         if self._dataflows.pop(id, None) is not None:

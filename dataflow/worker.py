@@ -374,6 +374,12 @@ class Worker:
 
     def _step(self, running: RunningDataflow) -> None:
         command = running.command
+        if any(id not in self.collections for id in running.inputs):
+            # An input was dropped under it (the controller ends such dataflows first; this is
+            # the worker's own guard, alike on every worker since they all hold the same ids).
+            self._fail(running, SqlError(SqlState.UNDEFINED_TABLE,
+                                         "query could not complete because a relation it reads was dropped"))
+            return
         target = self._input_upper(running)
         if command.sink == "peek":
             target = min(target, command.as_of + 1)

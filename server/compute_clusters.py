@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from dataflow.controller import ComputeController
+from dataflow.errors import SqlError
 from dataflow.types import SqlType
 
 
@@ -54,6 +55,19 @@ class ComputeClusters:
     def drop_collection(self, id: str) -> None:
         for controller in self.controllers.values():
             controller.drop_collection(id)
+
+    def readers_of(self, ids: set[str]) -> dict[str, set[str]]:
+        """Dataflow id -> which of `ids` its plan reads, in every cluster."""
+        found: dict[str, set[str]] = {}
+        for controller in self.controllers.values():
+            for id, read in controller.readers_of(ids).items():
+                found.setdefault(id, set()).update(read)
+        return found
+
+    def end_dataflow(self, id: str, error: SqlError) -> None:
+        """End a SUBSCRIBE's dataflow with `error` wherever it runs."""
+        for controller in self.controllers.values():
+            controller.end_dataflow(id, error)
 
     def slots_in_use(self) -> int:
         """Spark task slots the workers of every replica of every cluster hold."""

@@ -400,19 +400,25 @@ class Coordinator:
                 item = self.catalog.get(id)
             except SqlError:
                 continue  # dropped meanwhile
-            old = self._sinks.pop(id, None)
-            if old is not None:
-                old.cancel()
-            name, controller = self._cluster_of(item)
-            if controller is None:
-                continue
-            if item.kind is ItemKind.INDEX:
-                plan = ArrangeBy(self.plan_of_relation(self.catalog.get(item.index_on), name), item.index_key)
-                queue = controller.rebuild_dataflow(id, plan, as_of, "index")
-                self._sinks[id] = asyncio.ensure_future(self._run_index_errors(id, queue))
-            elif item.kind is ItemKind.MATERIALIZED_VIEW:
-                queue = controller.rebuild_dataflow(id, self._plan_definition(item, name), as_of, "persist")
-                self._sinks[id] = asyncio.ensure_future(self._run_persist_sink(id, queue, as_of, item.cluster_id))
+            self._rebuild(item, as_of)
+
+    def _rebuild(self, item: CatalogItem, as_of: int) -> None:
+        """Replace the dataflow of an index or materialized view by a newly planned one from
+        `as_of`, whose first output corrects what the old one produced."""
+        name, controller = self._cluster_of(item)
+        if controller is None:
+            return
+        old = self._sinks.pop(item.id, None)
+        if old is not None:
+            old.cancel()
+        if item.kind is ItemKind.INDEX:
+            plan = ArrangeBy(self.plan_of_relation(self.catalog.get(item.index_on), name), item.index_key)
+            queue = controller.rebuild_dataflow(item.id, plan, as_of, "index")
+            self._sinks[item.id] = asyncio.ensure_future(self._run_index_errors(item.id, queue))
+        elif item.kind is ItemKind.MATERIALIZED_VIEW:
+            queue = controller.rebuild_dataflow(item.id, self._plan_definition(item, name), as_of, "persist")
+            self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue, as_of,
+                                                                               item.cluster_id))
 
     async def write(self, updates: dict[str, pa.Table]) -> int:
         """Commit blind writes (INSERT, COPY). Writes that arrive while another commit is on disk
@@ -539,17 +545,38 @@ class Coordinator:
                                f'cannot drop {item.kind.value} "{item.name}": still depended upon by {dep.kind.value} "{dep.name}"',
                                hint="Use DROP ... CASCADE to drop the dependent objects too.")
             dropped = [self.catalog.get(i) for i in order]
+            by_id = {item.id: item for item in dropped}
+            # Dataflows reading what goes that the catalog does not know as its dependents: a
+            # SUBSCRIBE ends with an error; a view or index that reads an index being dropped
+            # (an indexed view is read through its index) is re-planned without it, below.
+            rebuild = []
+            for reader, read in self.compute.readers_of(set(order)).items():
+                if reader in by_id:
+                    continue
+                if reader not in self.catalog:
+                    gone = by_id[min(read)]
+                    self.compute.end_dataflow(reader, SqlError(
+                        SqlState.UNDEFINED_TABLE,
+                        f'query could not complete because {gone.kind.value} "{gone.name}" was dropped'))
+                else:
+                    rebuild.append(reader)
             for item in dropped:
                 if item.kind is ItemKind.SOURCE:
                     self.sources.stop(item.id)
                 task = self._sinks.pop(item.id, None)
                 if task is not None:
                     task.cancel()
+            self.catalog.drop(order)
+            if rebuild:
+                log.info("re-planning %s without the dropped %s", sorted(rebuild), sorted(order))
+                as_of = self.read_ts()
+                for id in creation_order(self.catalog, rebuild):
+                    self._rebuild(self.catalog.get(id), as_of)
+            for item in dropped:
                 self.compute.drop_dataflow(item.id)
                 self.compute.drop_collection(item.id)
                 self.errors.pop(item.id, None)
                 self._view_uppers.pop(item.id, None)
-            self.catalog.drop(order)
             for item in dropped:
                 if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:
                     await asyncio.to_thread(self.storage.drop, item.id)
