@@ -204,7 +204,7 @@ class Worker:
         for id in inputs:
             trace = self.collections.get(id)
             if trace is None:
-                self._report_failure(command, SqlError(SqlState.UNDEFINED_TABLE, f"unknown collection {id}"))
+                self._report_failure(command, _dropped())
                 return
             if trace.error is not None and id not in self.dataflows:
                 # Its dataflow failed and is gone: the collection will not advance any more.
@@ -273,7 +273,7 @@ class Worker:
             return PeekResult(peek.id, self.index, None, error)
 
         if trace is None:
-            return failed(SqlError(SqlState.UNDEFINED_TABLE, f"unknown collection {plan.source}"))
+            return failed(_dropped())
         if trace.error is not None:
             return failed(trace.error)
         if peek.as_of < trace.compacted_to:
@@ -377,8 +377,7 @@ class Worker:
         if any(id not in self.collections for id in running.inputs):
             # An input was dropped under it (the controller ends such dataflows first; this is
             # the worker's own guard, alike on every worker since they all hold the same ids).
-            self._fail(running, SqlError(SqlState.UNDEFINED_TABLE,
-                                         "query could not complete because a relation it reads was dropped"))
+            self._fail(running, _dropped())
             return
         target = self._input_upper(running)
         if command.sink == "peek":
@@ -483,6 +482,11 @@ class Worker:
                                      command.as_of))
         if command.until is not None and target >= command.until:
             self.dataflows.pop(command.id, None)
+
+
+def _dropped() -> SqlError:
+    # (workers know relations by id only; the user never named one)
+    return SqlError(SqlState.UNDEFINED_TABLE, "query could not complete because a relation it reads was dropped")
 
 
 def _history_gone(as_of: int, earliest: int) -> SqlError:

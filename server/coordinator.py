@@ -460,7 +460,8 @@ class Coordinator:
             if id in self.errors:
                 raise self.errors[id]
             if id not in controller.collections:
-                raise SqlError(SqlState.UNDEFINED_TABLE, f"relation {id} no longer exists")
+                raise SqlError(SqlState.UNDEFINED_TABLE,
+                               "query could not complete because a relation it reads was dropped")
         return controller
 
     async def peek(self, plan: Plan, ts: int | None = None, cluster: str = "quickstart") -> pa.Table:
