@@ -808,6 +808,57 @@ def shift(e: ScalarExpr, delta: int) -> ScalarExpr:
 
 
 def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
+    """Inner-join `items` on `preds` (over their columns side by side), left-deep. The items
+    are joined in the written order, except that an item with no equality to those before it
+    waits until one that has is joined (a cross product only when nothing connects): in
+    `FROM part, supplier, lineitem WHERE p_partkey = l_partkey AND s_suppkey = l_suppkey`,
+    lineitem is joined before supplier. The output keeps the written column order."""
+    order = _join_order(items, preds)
+    if order == list(range(len(items))):
+        return _join_in_order(items, preds)
+    from planner.rules.prune_columns import _CannotPrune, remap_expr
+    offsets = _offsets(items)
+    mapping: dict[int, int] = {}
+    for i in order:
+        for c in range(len(items[i].scope.columns)):
+            mapping[offsets[i] + c] = len(mapping)
+    try:
+        remapped = [remap_expr(p, mapping) for p in preds]
+    except _CannotPrune:
+        return _join_in_order(items, preds)
+    plan = _join_in_order([items[i] for i in order], remapped)
+    return Project(plan, tuple(mapping[c] for c in range(len(mapping))))
+
+
+def _offsets(items: list[_Item]) -> list[int]:
+    offsets, o = [], 0
+    for it in items:
+        offsets.append(o)
+        o += len(it.scope.columns)
+    return offsets
+
+
+def _join_order(items: list[_Item], preds: list[ScalarExpr]) -> list[int]:
+    """Written order, but each next item one that an equality connects to those already
+    joined, when any remaining item is (the first such in written order)."""
+    if len(items) < 3:
+        return list(range(len(items)))
+    owner = [i for i, it in enumerate(items) for _ in it.scope.columns]
+    edges: set[frozenset[int]] = set()
+    for p in preds:
+        if isinstance(p, Call) and p.func == "eq" and len(p.args) == 2:
+            sides = [{owner[c] for c in columns_used(a)} for a in p.args]
+            if all(len(s) == 1 for s in sides) and sides[0] != sides[1]:
+                edges.add(frozenset(sides[0] | sides[1]))
+    order, rest = [0], list(range(1, len(items)))
+    while rest:
+        nxt = next((j for j in rest if any(frozenset((i, j)) in edges for i in order)), rest[0])
+        order.append(nxt)
+        rest.remove(nxt)
+    return order
+
+
+def _join_in_order(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
     remaining = list(preds)
 
     def take(lo: int, hi: int, need_cols: bool = True) -> list[ScalarExpr]:
