@@ -161,6 +161,7 @@ class Worker:
             running = self.dataflows.pop(command.id, None)
             if running is not None:
                 running.exchange.forget()
+                self._free(running)
             if self.waiting_peeks:  # a cancelled fast-path peek
                 self.waiting_peeks = [p for p in self.waiting_peeks if p.id != command.id]
         elif isinstance(command, DropCollection):
@@ -317,10 +318,20 @@ class Worker:
             if id in running.pending:
                 running.pending[id].append(batch)
 
+    def _free(self, running: RunningDataflow) -> None:
+        """Give back a dropped or failed dataflow's memory now. Its operators form reference
+        cycles that only the cyclic garbage collector frees, and a worker allocates too few
+        Python objects for that to run soon: the Arrow buffers its state holds (gigabytes for
+        a large join) would stay until then."""
+        if running.command.sink != "peek":  # (peeks are small and many)
+            gc.collect()
+            pa.default_memory_pool().release_unused()
+
     def _fail(self, running: RunningDataflow, error: SqlError) -> None:
         """End a dataflow with `error`: its collection (if any) answers the error from now on."""
         command = running.command
         self.dataflows.pop(command.id, None)
+        self._free(running)
         if command.sink in ("index", "persist"):
             trace = self.collections.get(command.id)
             if trace is None:  # it failed in its first step: readers get the error, not "unknown"

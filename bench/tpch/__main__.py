@@ -121,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pairs", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--no-check", dest="check", action="store_false")
+    ap.add_argument("--queries", default=None, help="comma-separated query numbers (default: all 22)")
     ap.add_argument("--isolated", action="store_true",
                     help="one view at a time: create it, read it, apply --pairs refresh pairs, "
                          "compare it with PostgreSQL, drop it (for scale factors whose 22 views "
@@ -138,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
                     "cpus": os.cpu_count(), "generate_s": round(time.perf_counter() - t0, 2),
                     "isolated": args.isolated, "views": {}, "refresh": []}
     qs = queries(sf)
+    if args.queries:
+        wanted = {int(q) for q in args.queries.split(",")}
+        qs = {n: sql for n, sql in qs.items() if n in wanted}
     work = Path(tempfile.mkdtemp(prefix="slipstream-tpch-bench-"))
     server = SlipstreamServer.start(data_dir=work / "data", log_file=work / "server.log",
                                     workers=args.workers)
@@ -162,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             for n, sql in qs.items():
                 result["views"][n] = _hydrate(ss, pid, n, sql)
                 if "error" in result["views"][n]:
+                    ss.execute(f"DROP MATERIALIZED VIEW IF EXISTS q{n}")  # (what it holds goes too)
                     continue
                 for _ in range(args.pairs):
                     pair_index += 1
@@ -205,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         if oracle is not None:
             oracle.stop()
     args.out.mkdir(parents=True, exist_ok=True)
-    out = args.out / (f"results_sf{sf:g}" + ("_isolated" if args.isolated else "") + ".json")
+    out = args.out / (f"results_sf{sf:g}" + ("_isolated" if args.isolated else "")
+                      + (f"_q{args.queries.replace(',', '-')}" if args.queries else "") + ".json")
     out.write_text(json.dumps(result, indent=1, default=str) + "\n")
     print(f"wrote {out}")
     return 0 if not result.get("check", {}).get("wrong") else 1
