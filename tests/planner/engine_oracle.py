@@ -135,3 +135,18 @@ def oracle_fixtures(ddl: list[str], data: list[str], setup: tuple[str, ...] = ()
         return EngineDb(ddl, data)
 
     return pg_fixture, db_fixture
+
+
+def joins_in(plan) -> list:
+    """Every Join node of a plan (each shared node once)."""
+    from dataflow.plan import Join, children
+    seen, out, todo = set(), [], [plan]
+    while todo:
+        n = todo.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, Join):
+            out.append(n)
+        todo.extend(children(n))
+    return out

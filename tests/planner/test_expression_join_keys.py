@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from dataflow.plan import Join, children
 from planner import parse, plan_statement
-from tests.planner.engine_oracle import oracle_fixtures, pg_answer
+from tests.planner.engine_oracle import joins_in, oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE ca (c char(3), y int, j jsonb, iv interval)",
        "CREATE TABLE vb (c varchar, z bigint, j jsonb, iv interval)",
@@ -43,21 +42,8 @@ def test_matches_postgres(sql, db, pg):
     assert db.answer(sql) == pg_answer(pg, sql)
 
 
-def _joins(plan) -> list[Join]:
-    seen, out, todo = set(), [], [plan]
-    while todo:
-        n = todo.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if isinstance(n, Join):
-            out.append(n)
-        todo.extend(children(n))
-    return out
-
-
 @pytest.mark.parametrize("sql", QUERIES[:7] + QUERIES[8:10])
 def test_no_cross_product(sql, db):
     plan = plan_statement(db.catalog, parse(sql)[0]).plan
-    joins = _joins(plan)
+    joins = joins_in(plan)
     assert joins and all(j.left_key for j in joins), plan

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from dataflow.plan import Join, children
 from planner import parse, plan_statement
-from tests.planner.engine_oracle import oracle_fixtures, pg_answer
+from tests.planner.engine_oracle import joins_in, oracle_fixtures, pg_answer
 
 DDL = ["CREATE TABLE part (pk int, name text)",
        "CREATE TABLE supp (sk int, nk int)",
@@ -45,26 +44,13 @@ def test_matches_postgres(sql, db, pg):
     assert db.answer(sql) == pg_answer(pg, sql)
 
 
-def _joins(plan) -> list[Join]:
-    seen, out, todo = set(), [], [plan]
-    while todo:
-        n = todo.pop()
-        if id(n) in seen:
-            continue
-        seen.add(id(n))
-        if isinstance(n, Join):
-            out.append(n)
-        todo.extend(children(n))
-    return out
-
-
 @pytest.mark.parametrize("sql", REORDERED)
 def test_every_join_has_a_key(sql, db):
     plan = plan_statement(db.catalog, parse(sql)[0]).plan
-    joins = _joins(plan)
+    joins = joins_in(plan)
     assert joins and all(j.left_key for j in joins), plan
 
 
 def test_an_unconnected_item_is_still_a_cross_product(db):
     plan = plan_statement(db.catalog, parse(KEPT[1])[0]).plan
-    assert sum(1 for j in _joins(plan) if not j.left_key) == 1
+    assert sum(1 for j in joins_in(plan) if not j.left_key) == 1
