@@ -34,6 +34,12 @@ class StubCompute:
     def drop_dataflow(self, id):
         pass
 
+    def readers_of(self, ids):
+        return {}  # no dataflows run here
+
+    def end_dataflow(self, id, error):
+        pass
+
 
 def open_coordinator(data: Path) -> Coordinator:
     coord = Coordinator(CoordinatorConfig(data_dir=data))
