@@ -572,7 +572,11 @@ class Coordinator:
                 log.info("re-planning %s without the dropped %s", sorted(rebuild), sorted(order))
                 as_of = self.read_ts()
                 for id in creation_order(self.catalog, rebuild):
-                    self._rebuild(self.catalog.get(id), as_of)
+                    try:
+                        self._rebuild(self.catalog.get(id), as_of)
+                    except SqlError as e:  # it answers the error; the drop goes on
+                        log.error("re-planning %s after a drop failed: %s", id, e.message)
+                        self.errors[id] = e
             for item in dropped:
                 self.compute.drop_dataflow(item.id)
                 self.compute.drop_collection(item.id)
