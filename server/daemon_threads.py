@@ -55,12 +55,13 @@ class DaemonThreads:
                 result, error = fn(*args), None
             except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
                 result, error = None, e
+            # Idle before the caller learns the result: its next call finds this thread.
+            with self._lock:
+                self._idle += 1
             try:
                 loop.call_soon_threadsafe(_settle, fut, result, error)
             except RuntimeError:
                 pass  # the loop has closed: nobody is waiting any more
-            with self._lock:
-                self._idle += 1
 
 
 def _settle(fut: asyncio.Future, result: Any, error: BaseException | None) -> None:
