@@ -36,7 +36,8 @@ import pyarrow.compute as pc
 
 from dataflow import interval
 
-from dataflow.batch import DIFF, SMALL_BATCH, TIME, advance_times, consolidate, hash_columns, with_names
+from dataflow.batch import (DIFF, SMALL_BATCH, TIME, advance_times, consolidate, hash_columns, snapshot_at,
+                           with_names)
 
 HASH = "__hash"
 
@@ -321,8 +322,4 @@ class Arrangement:
 
     def snapshot(self, as_of: int) -> pa.Table:
         """The collection's contents at `as_of`, consolidated, all at time `as_of`."""
-        all_updates = self.updates()
-        if all_updates.num_rows == 0:
-            return all_updates
-        visible = all_updates.filter(pc.less_equal(all_updates[TIME], pa.scalar(as_of, pa.uint64())))
-        return consolidate(advance_times(visible, as_of))
+        return snapshot_at(self.updates(), as_of)

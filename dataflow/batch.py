@@ -195,6 +195,15 @@ def advance_times(batch: pa.Table, as_of: int) -> pa.Table:
     return batch.set_column(idx, batch.schema.field(idx), times)
 
 
+def snapshot_at(updates: pa.Table, as_of: int) -> pa.Table:
+    """The contents at `as_of` of a collection given by its updates: those at or before `as_of`,
+    all at time `as_of`, consolidated."""
+    if updates.num_rows == 0:
+        return updates
+    visible = updates.filter(pc.less_equal(updates[TIME], pa.scalar(as_of, pa.uint64())))
+    return consolidate(advance_times(visible, as_of))
+
+
 def _mix64(u: np.ndarray) -> np.ndarray:
     """The splitmix64 finaliser, in place on a uint64 array (bit-identical to the mixing step of
     pandas' `hash_array` for 64-bit numbers, without its per-call overhead). One scratch array

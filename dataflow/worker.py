@@ -25,7 +25,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate
+from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate, snapshot_at
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
 from dataflow.plan import Get, IndexLookup, LetRec, children, collections_read, output_types, with_children
@@ -284,8 +284,7 @@ class Worker:
             if plan.keys is not None:
                 rows = self._lookup(plan.source, plan.key, plan.keys, peek.as_of)
             else:
-                rows = trace.contents_from(peek.as_of)
-                rows = consolidate(rows.filter(pc.less_equal(rows.column("time"), pa.scalar(peek.as_of, pa.uint64()))))
+                rows = snapshot_at(trace.contents_from(peek.as_of), peek.as_of)
             dataflow = Dataflow(plan.chain, peek.as_of, LocalExchange())
             output = dataflow.step({plan.source: rows}, peek.as_of + 1)
         except SqlError as e:
@@ -303,13 +302,12 @@ class Worker:
         """The rows of index `id` with one of `keys`, as of `as_of`."""
         index = self.dataflows.get(id)
         arrangement = None if index is None else index.dataflow.arrangement()
-        if arrangement is None:  # not an arranged index here: filter its contents instead
-            return self.collections[id].contents_from(as_of)
+        if arrangement is None:  # not an arranged index here: its contents (the chain filters them)
+            return snapshot_at(self.collections[id].contents_from(as_of), as_of)
         found = arrangement.lookup(keys, tuple(range(len(key))))
         if found.num_rows == 0:
             return empty_batch(self.collections[id].types)
-        visible = found.filter(pc.less_equal(found.column("time"), pa.scalar(as_of, pa.uint64())))
-        return consolidate(advance_times(visible, as_of))
+        return snapshot_at(found, as_of)
 
     def _feed(self, id: str, batch: pa.Table | None) -> None:
         if batch is None or batch.num_rows == 0:
@@ -375,7 +373,7 @@ class Worker:
     def _input_upper(self, running: RunningDataflow) -> int:
         if not running.inputs:
             return self.clock_upper
-        return min(self.collections[id].upper for id in running.inputs if id in self.collections)
+        return min(self.collections[id].upper for id in running.inputs)  # (_step fails one with an input gone)
 
     def _step_all(self) -> None:
         for id in list(self.dataflows):
