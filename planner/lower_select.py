@@ -816,17 +816,13 @@ def _join(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
     order = _join_order(items, preds)
     if order == list(range(len(items))):
         return _join_in_order(items, preds)
-    from planner.rules.prune_columns import _CannotPrune, remap_expr
+    from planner.rules.prune_columns import remap_expr
     offsets = _offsets(items)
     mapping: dict[int, int] = {}
     for i in order:
         for c in range(len(items[i].scope.columns)):
             mapping[offsets[i] + c] = len(mapping)
-    try:
-        remapped = [remap_expr(p, mapping) for p in preds]
-    except _CannotPrune:
-        return _join_in_order(items, preds)
-    plan = _join_in_order([items[i] for i in order], remapped)
+    plan = _join_in_order([items[i] for i in order], [remap_expr(p, mapping) for p in preds])
     return Project(plan, tuple(mapping[c] for c in range(len(mapping))))
 
 
@@ -844,17 +840,20 @@ def _join_order(items: list[_Item], preds: list[ScalarExpr]) -> list[int]:
     if len(items) < 3:
         return list(range(len(items)))
     owner = [i for i, it in enumerate(items) for _ in it.scope.columns]
-    edges: set[frozenset[int]] = set()
+    neighbours: list[set[int]] = [set() for _ in items]
     for p in preds:
         if isinstance(p, Call) and p.func == "eq" and len(p.args) == 2:
             sides = [{owner[c] for c in columns_used(a)} for a in p.args]
             if all(len(s) == 1 for s in sides) and sides[0] != sides[1]:
-                edges.add(frozenset(sides[0] | sides[1]))
-    order, rest = [0], list(range(1, len(items)))
+                (a,), (b,) = sides
+                neighbours[a].add(b)
+                neighbours[b].add(a)
+    order, rest, reachable = [0], list(range(1, len(items))), set(neighbours[0])
     while rest:
-        nxt = next((j for j in rest if any(frozenset((i, j)) in edges for i in order)), rest[0])
+        nxt = next((j for j in rest if j in reachable), rest[0])
         order.append(nxt)
         rest.remove(nxt)
+        reachable |= neighbours[nxt]
     return order
 
 
@@ -870,10 +869,7 @@ def _join_in_order(items: list[_Item], preds: list[ScalarExpr]) -> Plan:
                 remaining.remove(p)
         return out
 
-    offsets, o = [], 0
-    for it in items:
-        offsets.append(o)
-        o += len(it.scope.columns)
+    offsets = _offsets(items)
     plans = []
     for it, off in zip(items, offsets):
         own = take(off, off + len(it.scope.columns))
