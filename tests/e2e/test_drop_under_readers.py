@@ -8,12 +8,12 @@ replica: another SUBSCRIBE on the same cluster keeps streaming without a gap or 
 from __future__ import annotations
 
 import threading
-import time
 
 import psycopg
 import pytest
 
 from tests.support.clients import psycopg_connect
+from tests.support.ports import wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -45,13 +45,6 @@ class _Subscriber(threading.Thread):
         return sorted(v for v, n in out.items() for _ in range(n))
 
 
-def _wait(predicate, seconds: float = 30.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_dropping_an_index_a_view_reads_replans_the_view(slipstream, unique_prefix):
     p = unique_prefix
     with psycopg_connect(slipstream) as conn:
@@ -78,7 +71,7 @@ def test_dropping_an_index_a_view_reads_replans_the_view(slipstream, unique_pref
         assert conn.execute(f"SELECT * FROM {p}m ORDER BY a").fetchall() == [(1, 111), (3, 31)]
 
         conn.execute(f"INSERT INTO {p}other VALUES (2)")
-        _wait(lambda: watcher.values() == [1, 2])
+        assert wait_until(lambda: watcher.values() == [1, 2], 30, 0.05)
         assert watcher.error is None  # the replica did not restart under it
 
 
@@ -95,7 +88,7 @@ def test_a_subscribe_whose_relation_is_dropped_ends_with_an_error(slipstream, un
         watcher.start()
         assert doomed.started_streaming.wait(30) and watcher.started_streaming.wait(30)
         conn.execute(f"INSERT INTO {p}kept VALUES (1)")
-        _wait(lambda: doomed.values() == [1] and watcher.values() == [1])
+        assert wait_until(lambda: doomed.values() == [1] and watcher.values() == [1], 30, 0.05)
 
         conn.execute(f"DROP TABLE {p}gone")
         doomed.join(30)
@@ -104,6 +97,6 @@ def test_a_subscribe_whose_relation_is_dropped_ends_with_an_error(slipstream, un
         assert f'table "{p}gone" was dropped' in str(doomed.error)
 
         conn.execute(f"INSERT INTO {p}kept VALUES (2)")
-        _wait(lambda: watcher.values() == [1, 2])
+        assert wait_until(lambda: watcher.values() == [1, 2], 30, 0.05)
         assert watcher.error is None
         assert conn.execute(f"SELECT v FROM {p}kept ORDER BY v").fetchall() == [(1,), (2,)]
