@@ -58,6 +58,7 @@ def item_to_json(item: CatalogItem) -> str:
         "create_sql": item.create_sql, "definition": item.definition,
         "depends_on": list(item.depends_on), "index_on": item.index_on,
         "index_key": list(item.index_key), "owner": item.owner, "cluster_id": item.cluster_id,
+        "pg_definitions": item.pg_definitions,
     })
 
 
@@ -72,6 +73,8 @@ def item_from_json(text: str) -> CatalogItem:
         index_key=tuple(d["index_key"]), owner=d.get("owner", "slipstream"),
         # (written before there were clusters: computed by quickstart, u1)
         cluster_id=d.get("cluster_id", "u1" if d["kind"] in ("materialized view", "index") else None),
+        # (written before they were kept: shown as written)
+        pg_definitions=tuple(d["pg_definitions"]) if d.get("pg_definitions") else None,
     )
 
 
@@ -174,7 +177,8 @@ class Catalog:
     def create(self, kind: ItemKind, schema: str, name: str, columns: tuple[Column, ...],
                create_sql: str, *, database: str = DEFAULT_DATABASE, definition: str | None = None,
                depends_on: tuple[str, ...] = (), index_on: str | None = None,
-               index_key: tuple[int, ...] = (), cluster_id: str | None = None) -> CatalogItem:
+               index_key: tuple[int, ...] = (), cluster_id: str | None = None,
+               pg_definitions: tuple[str, str] | None = None) -> CatalogItem:
         """Allocate an id and store the object durably; raises 42P07 if the name is taken."""
         with self._lock:
             existing = self.try_resolve((database, schema, name))
@@ -191,7 +195,8 @@ class Catalog:
                     id=f"u{self._next('id')}", oid=self._next("oid"), kind=kind, database=database,
                     schema=schema, name=name, columns=columns, create_sql=create_sql,
                     definition=definition, depends_on=depends_on, index_on=index_on,
-                    index_key=index_key, owner=CURRENT_ROLE.get(), cluster_id=cluster_id)
+                    index_key=index_key, owner=CURRENT_ROLE.get(), cluster_id=cluster_id,
+                    pg_definitions=pg_definitions)
                 self._conn.execute("INSERT INTO items VALUES (?, ?)", (item.id, item_to_json(item)))
                 self._conn.execute("COMMIT")
             except BaseException:

@@ -51,6 +51,10 @@ class CatalogItem:
     # For materialized views and indexes: the id of the compute cluster whose replicas compute
     # them (catalog/clusters.py); None for everything else.
     cluster_id: str | None = None
+    # For views and materialized views: the definition as PostgreSQL prints it, written by the
+    # planner at creation: (pretty: pg_get_viewdef(v, true), psql's \d+; plain: pg_get_viewdef(v),
+    # pg_views). None: `definition` is shown as written.
+    pg_definitions: tuple[str, str] | None = None
 
     @property
     def is_input(self) -> bool:

@@ -17,6 +17,7 @@ from dataflow.expr import ScalarExpr
 from dataflow.types import Column
 from planner import mz_ast as m
 from planner.context import PlanContext
+from planner.deparse import deparse_view
 from planner.lower_select import plan_query
 from planner.scalar import ScalarLowerer, coerce
 from planner.scope import Scope
@@ -116,7 +117,14 @@ def plan_create_view(node: m.CreateView, ctx: PlanContext, sql: str) -> CreateVi
     columns = tuple(Column(n, c.type, c.nullable) for n, c in zip(names, q.columns))
     depends = tuple(dict.fromkeys(ctx.depends_on))
     return CreateViewPlan(name, schema, node.materialized, q.plan, columns, node.definition, depends,
-                          node.if_not_exists, node.or_replace, sql, database, ctx.cluster_name)
+                          node.if_not_exists, node.or_replace, sql, database, ctx.cluster_name,
+                          _pg_definitions(node.query, ctx, names))
+
+
+def _pg_definitions(query, ctx: PlanContext, names: list[str]) -> tuple[str, str] | None:
+    pretty = deparse_view(query, ctx, names, pretty=True)
+    plain = deparse_view(query, ctx, names, pretty=False) if pretty is not None else None
+    return None if plain is None else (pretty, plain)
 
 
 def plan_create_index(node: m.CreateIndex, ctx: PlanContext, sql: str) -> CreateIndexPlan:

@@ -935,6 +935,14 @@ def expr_name(node: exp.Expression) -> str:
                 TypeKind.VARCHAR: "varchar"}.get(t.kind, t.kind.value)
     if isinstance(node, exp.Case):
         return "case"
+    if isinstance(node, exp.Subquery):
+        # A scalar subquery is named after its (first) column: (SELECT max(k) FROM u) is max.
+        query = node.this
+        while isinstance(query, (exp.Subquery, exp.SetOperation)):
+            query = query.this
+        if isinstance(query, exp.Select) and query.expressions and not isinstance(query.expressions[0], exp.Star):
+            return expr_name(query.expressions[0])
+        return "?column?"
     if isinstance(node, (exp.Filter, exp.WithinGroup)):  # count(*) FILTER (WHERE ...) is named count
         return expr_name(node.this)
     if isinstance(node, exp.Window):  # row_number() OVER (...) is named row_number

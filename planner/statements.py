@@ -74,6 +74,10 @@ class CreateViewPlan:
     create_sql: str
     database: str = "slipstream"
     cluster: str = "quickstart"  # for materialized views: the cluster that computes it
+    # The definition as PostgreSQL prints it, (pretty, plain) as pg_get_viewdef(v, true) and
+    # pg_get_viewdef(v) do, or None where `planner.deparse` does not cover the query (the
+    # written text is shown then).
+    pg_definitions: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -489,21 +489,22 @@ class Coordinator:
 
     async def create_view(self, schema: str, name: str, columns: tuple[Column, ...], create_sql: str,
                           definition: str, depends_on: tuple[str, ...],
-                          database: str = DEFAULT_DATABASE) -> CatalogItem:
+                          database: str = DEFAULT_DATABASE, pg_definitions: tuple[str, str] | None = None) -> CatalogItem:
         async with self.write_lock:
             return self.catalog.create(ItemKind.VIEW, schema, name, columns, create_sql,
-                                       definition=definition, depends_on=depends_on, database=database)
+                                       definition=definition, depends_on=depends_on, database=database,
+                                       pg_definitions=pg_definitions)
 
     async def create_materialized_view(self, schema: str, name: str, columns: tuple[Column, ...],
                                        create_sql: str, definition: str, depends_on: tuple[str, ...],
                                        plan: Plan, database: str = DEFAULT_DATABASE,
-                                       cluster: str = "quickstart") -> CatalogItem:
+                                       cluster: str = "quickstart", pg_definitions: tuple[str, str] | None = None) -> CatalogItem:
         """`plan` was planned for `cluster` (a name), which computes the view."""
         async with self.write_lock:
             spec, _ = self.cluster_named(cluster)
             item = self.catalog.create(ItemKind.MATERIALIZED_VIEW, schema, name, columns, create_sql,
                                        definition=definition, depends_on=depends_on, database=database,
-                                       cluster_id=spec.id)
+                                       cluster_id=spec.id, pg_definitions=pg_definitions)
             types = tuple(c.type for c in columns)
             await asyncio.to_thread(self.storage.open, item.id, types)
             self._import_view_elsewhere(item)

@@ -382,8 +382,12 @@ def pg_indexes(snap: CatalogSnapshot):
             for i in user_items(snap) if i.kind is ItemKind.INDEX and i.index_on in by_id]
 
 
-def view_definition(item: CatalogItem) -> str:
-    """pg_get_viewdef's form: the SELECT, indented by one space, ending with a semicolon."""
+def view_definition(item: CatalogItem, pretty: bool = False) -> str:
+    """pg_get_viewdef's text: PostgreSQL's own form where the planner could write it
+    (`planner.deparse`; `pretty` as pg_get_viewdef(v, true)), else the SELECT as written,
+    indented by one space, with a semicolon."""
+    if item.pg_definitions is not None:
+        return item.pg_definitions[0 if pretty else 1]
     text = (item.definition or "").strip().rstrip(";")
     return " " + text + ";"
 

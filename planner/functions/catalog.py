@@ -19,9 +19,9 @@ from catalog.system import all_relations
 from catalog.system.pg_catalog import index_definition, view_definition
 from catalog.system.pg_types import type_names
 from dataflow.errors import SqlError, SqlState
-from dataflow.expr import Call, Literal, ScalarExpr
+from dataflow.expr import Call, If, Literal, ScalarExpr
 from dataflow.types import BOOL, INT4, INT8, NAME, OID, REGCLASS, REGPROC, REGTYPE, TEXT
-from planner.functions.registry import ANY, Overload, overloads
+from planner.functions.registry import Overload, overloads
 
 if TYPE_CHECKING:
     from catalog.system import CatalogSnapshot
@@ -75,10 +75,20 @@ def _user_names(ctx: "PlanContext") -> dict[int, str]:
     return {r.oid: r.name for r in _roles(_snap(ctx))}
 
 
-def _view_defs(ctx: "PlanContext") -> dict[int, str]:
+def _view_defs(ctx: "PlanContext", pretty: bool = False) -> dict[int, str]:
     snap = _snap(ctx)
-    return {i.oid: view_definition(i) for i in snap.items
+    return {i.oid: view_definition(i, pretty) for i in snap.items
             if i.kind in (ItemKind.VIEW, ItemKind.MATERIALIZED_VIEW)}
+
+
+def _viewdef(oid: ScalarExpr, pretty: ScalarExpr | None, ctx: "PlanContext") -> ScalarExpr:
+    """pg_get_viewdef(v [, pretty]): psql asks for the pretty form, pg_views shows the plain."""
+    plain = _lookup(oid, _view_defs(ctx))
+    if pretty is None:
+        return plain
+    if isinstance(pretty, Literal):
+        return Literal(None, TEXT) if pretty.value is None else (_lookup(oid, _view_defs(ctx, True)) if pretty.value else plain)
+    return If(pretty, _lookup(oid, _view_defs(ctx, True)), plain, TEXT)
 
 
 def _index_defs(ctx: "PlanContext") -> dict[int, str]:
@@ -156,7 +166,7 @@ def _encoding(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
 def _viewdef_by_name(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
     from planner.catalog_casts import text_to_reg
     oid = text_to_reg(args[0], REGCLASS, ctx)
-    return _lookup(oid, _view_defs(ctx))
+    return _viewdef(oid, args[1] if len(args) > 1 else None, ctx)
 
 
 def _size_pretty(args: list[ScalarExpr], ctx: "PlanContext") -> ScalarExpr:
@@ -181,8 +191,8 @@ FUNCTIONS = overloads(
     Overload("pg_collation_is_visible", (OID,), BOOL, build=_visible(lambda ctx: [100, 950, 951])),
     Overload("pg_get_expr", (TEXT, OID), TEXT, build=_first),
     Overload("pg_get_expr", (TEXT, OID, BOOL), TEXT, build=_first),
-    Overload("pg_get_viewdef", (OID,), TEXT, build=_by_oid(_view_defs)),
-    Overload("pg_get_viewdef", (OID, BOOL), TEXT, build=_by_oid(_view_defs)),
+    Overload("pg_get_viewdef", (OID,), TEXT, build=lambda args, ctx: _viewdef(args[0], None, ctx)),
+    Overload("pg_get_viewdef", (OID, BOOL), TEXT, build=lambda args, ctx: _viewdef(args[0], args[1], ctx)),
     Overload("pg_get_viewdef", (TEXT,), TEXT, build=_viewdef_by_name),
     Overload("pg_get_viewdef", (TEXT, BOOL), TEXT, build=_viewdef_by_name),
     Overload("pg_get_indexdef", (OID,), TEXT, build=_by_oid(_index_defs)),

@@ -601,10 +601,10 @@ class SlipstreamAdapter:
         if plan.materialized:
             await self.coord.create_materialized_view(plan.schema, plan.name, plan.columns, plan.create_sql,
                                                       plan.definition, plan.depends_on, plan.plan, plan.database,
-                                                      plan.cluster)
+                                                      plan.cluster, plan.pg_definitions)
         else:
             await self.coord.create_view(plan.schema, plan.name, plan.columns, plan.create_sql,
-                                         plan.definition, plan.depends_on, plan.database)
+                                         plan.definition, plan.depends_on, plan.database, plan.pg_definitions)
         return CommandComplete(tag)
 
     async def _create_index(self, session: Session, plan: CreateIndexPlan) -> Outcome:

@@ -17,12 +17,14 @@ def test_objects_survive_reopen_with_their_types(tmp_path: Path):
     t = cat.create(ItemKind.TABLE, "public", "t", (Column("a", INT4, nullable=False), Column("b", numeric(10, 2))),
                    "CREATE TABLE t (a int NOT NULL, b numeric(10,2))")
     v = cat.create(ItemKind.VIEW, "public", "v", (Column("a", INT4),), "CREATE VIEW v AS SELECT a FROM t",
-                   definition="SELECT a FROM t", depends_on=(t.id,))
+                   definition="SELECT a FROM t", depends_on=(t.id,),
+                   pg_definitions=(" SELECT t.a\n   FROM t;", " SELECT t.a\n   FROM t;"))
     cat.set_setting("oracle_high_water", "123")
     cat.close()
     again = Catalog.open(path)
     assert again.resolve(("t",)) == t
     assert again.resolve(("public", "v")) == v
+    assert again.get(v.id).pg_definitions == (" SELECT t.a\n   FROM t;", " SELECT t.a\n   FROM t;")
     assert again.get(t.id).columns[1].type == numeric(10, 2)
     assert again.get_setting("oracle_high_water") == "123"
 
