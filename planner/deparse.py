@@ -34,7 +34,7 @@ from sqlglot import exp
 
 from dataflow.errors import SqlError
 from dataflow.expr import Call, Cast, ColumnRef, Literal, ScalarExpr
-from dataflow.types import BOOL, TEXT, UNKNOWN, SqlType, TypeKind
+from dataflow.types import BOOL, FLOAT8, INT4, INT8, INTERVAL, TEXT, UNKNOWN, SqlType, TypeKind
 from planner.context import PlanContext
 from planner.pg_keywords import NON_UNRESERVED_KEYWORDS
 from planner.rules.fold_constants import fold_constant
@@ -104,19 +104,23 @@ def _quote_literal(text: str) -> str:
 
 @dataclass
 class _Rel:
-    """One FROM item: the name the query writes for it, the name printed, its columns."""
+    """One FROM item: the name the query writes for it, the name printed, its columns, and
+    those only a qualified name reaches (the other side's copy of a JOIN ... USING column)."""
     written: str
     refname: str
     columns: list[tuple[str, SqlType]]
+    hidden: set[str] = field(default_factory=set)
 
 
 @dataclass
 class _Level:
     rels: list[_Rel] = field(default_factory=list)
+    # The columns `*` lists, in order, when a USING join reorders them (merged columns first).
+    star: list[tuple[_Rel, str]] | None = None
 
     def find(self, name: str, table: str | None) -> tuple[_Rel, SqlType] | None:
         hits = [(r, t) for r in self.rels if table is None or r.written == table
-                for n, t in r.columns if n == name]
+                for n, t in r.columns if n == name and (table is not None or n not in r.hidden)]
         if len(hits) > 1:
             raise _Unsupported("ambiguous")
         return hits[0] if hits else None
@@ -241,6 +245,12 @@ _UPPER_CALLS = {exp.Coalesce: "COALESCE", exp.Greatest: "GREATEST", exp.Least: "
 _NAMED_CALLS = {exp.Upper: "upper", exp.Lower: "lower", exp.Length: "length", exp.Abs: "abs",
                 exp.Round: "round", exp.Floor: "floor", exp.Ceil: "ceil", exp.Sqrt: "sqrt",
                 exp.Ln: "ln", exp.Exp: "exp"}
+# Window functions: PostgreSQL's name, result type (None: the argument's).
+_WINDOW_FUNCTIONS = {exp.RowNumber: ("row_number", INT8), exp.Rank: ("rank", INT8), exp.DenseRank: ("dense_rank", INT8),
+                     exp.PercentRank: ("percent_rank", FLOAT8), exp.CumeDist: ("cume_dist", FLOAT8),
+                     exp.Ntile: ("ntile", INT4), exp.Lag: ("lag", None), exp.Lead: ("lead", None),
+                     exp.FirstValue: ("first_value", None), exp.LastValue: ("last_value", None),
+                     exp.NthValue: ("nth_value", None)}
 _AGGREGATES = {exp.Count: "count", exp.Sum: "sum", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
 
 
@@ -260,7 +270,7 @@ class _Query:
         self.level = _Level()
         self.used_names = used_names  # refnames taken here and in the levels around
         self.ctes = dict(ctes or {})
-        self.grouped = False
+        self._types: dict[int, tuple[exp.Expression, SqlType]] = {}
 
     def _inner(self, out: _Out, parents: list[_Level], sublink: bool = False) -> "_Query":
         """A nested query (derived table, CTE, sublink) printed into `out`."""
@@ -283,6 +293,8 @@ class _Query:
         """Print the query at the current level; returns its output columns (name, type)."""
         if isinstance(node, exp.Subquery) and not node.alias:
             return self.write(node.this, names)
+        if isinstance(node, exp.SetOperation):
+            return self._set_operation(node, names)
         if not isinstance(node, exp.Select):
             raise _Unsupported(type(node).__name__)
         with_ = node.args.get("with_")
@@ -292,8 +304,6 @@ class _Query:
         out.level += STD
         out.add(" SELECT")
         self._from(node)
-        self.grouped = bool(node.args.get("group")) or node.args.get("having") is not None or any(
-            _contains_aggregate(e) for e in node.expressions)
         distinct = node.args.get("distinct")
         if distinct is not None:
             on = distinct.args.get("on")
@@ -330,6 +340,83 @@ class _Query:
                     isinstance(value, exp.Var) and value.name.upper() == "ALL") else self._limit_value(value))
         out.level -= STD
         return [(name, t) for name, _, t in targets]
+
+    def _set_operation(self, node: exp.SetOperation, names: list[str] | None) -> list[tuple[str, SqlType]]:
+        """`a UNION b ...`: each SELECT at the query's own level, the operator words at its
+        start, a nested operation of another kind in parentheses; ORDER BY by column number."""
+        with_ = node.args.get("with_")
+        if with_ is not None:
+            self._with(with_)
+        columns = self._set_operand(node, names, top=True)
+        out = self.out
+        order = node.args.get("order")
+        if order:
+            out.keyword(" ORDER BY ", -STD, STD, 1)
+            out.add(", ".join(self._ordered_by_number(o, columns) for o in order.expressions))
+        for key, word in (("offset", " OFFSET "), ("limit", " LIMIT ")):
+            clause = node.args.get(key)
+            if clause is not None:
+                value = clause.args.get("expression")
+                out.keyword(word, -STD, STD, 0)
+                out.add("ALL" if value is None or isinstance(value, exp.Null) or (
+                    isinstance(value, exp.Var) and value.name.upper() == "ALL") else self._limit_value(value))
+        return columns
+
+    def _set_operand(self, node: exp.Expression, names: list[str] | None,
+                     top: bool = False) -> list[tuple[str, SqlType]]:
+        out = self.out
+        while isinstance(node, exp.Subquery) and not node.alias:
+            node = node.this
+        if isinstance(node, exp.Select):
+            if any(node.args.get(k) for k in ("order", "limit", "offset", "with_")):
+                raise _Unsupported("a set operation's SELECT with ORDER BY or LIMIT")
+            return self._inner(out, self.parents, sublink=self.sublink).write(node, names)
+        if not isinstance(node, exp.SetOperation) or (
+                not top and any(node.args.get(k) for k in ("order", "limit", "offset", "with_"))):
+            raise _Unsupported("set operation operand")
+        left = node.this
+        while isinstance(left, exp.Subquery) and not left.alias:
+            left = left.this
+        nested = isinstance(left, exp.SetOperation) and (type(left) is not type(node) or bool(
+            left.args.get("distinct")) != bool(node.args.get("distinct")))
+        if nested:
+            out.add("(")
+            out.keyword("", STD, 0, 0)
+        columns = self._set_operand(left, names)
+        if nested:
+            out.keyword(") ", -STD, 0, 0)
+        else:
+            out.keyword("", 0, 0, 0)
+        word = {exp.Union: "UNION ", exp.Intersect: "INTERSECT ", exp.Except: "EXCEPT "}[type(node)]
+        out.add(word + ("" if node.args.get("distinct") else "ALL "))
+        right = node.expression
+        while isinstance(right, exp.Subquery) and not right.alias:
+            right = right.this
+        paren = isinstance(right, exp.SetOperation)
+        sub = STD if paren else 0
+        if paren:
+            out.add("(")
+        out.keyword("", sub, 0, 0)
+        right_columns = self._set_operand(right, names)
+        out.level -= sub
+        if paren:
+            out.keyword(")", 0, 0, 0)
+        # The operation's column types are coerced above its inputs (nothing printed), but an
+        # untyped constant would be resolved against the other side: not covered.
+        if any((a.kind is TypeKind.UNKNOWN) != (b.kind is TypeKind.UNKNOWN) and TEXT not in (a, b)
+               for (_, a), (_, b) in zip(columns, right_columns)):
+            raise _Unsupported("set operation with an untyped constant")
+        return columns
+
+    def _ordered_by_number(self, o: exp.Ordered, columns: list[tuple[str, SqlType]]) -> str:
+        key = o.this
+        if isinstance(key, exp.Literal) and not key.is_string and key.this.isdigit():
+            n = int(key.this)
+        elif isinstance(key, exp.Column) and not key.table and [c for c, _ in columns].count(key.name) == 1:
+            n = [c for c, _ in columns].index(key.name) + 1
+        else:
+            raise _Unsupported("set operation ORDER BY")
+        return self._direction(str(n), o)
 
     def _with(self, with_: exp.With) -> None:
         if with_.args.get("recursive"):
@@ -370,16 +457,51 @@ class _Query:
             return
         chain = [(None, *self._item(from_.this))]
         self.from_items.append(chain)
+        stars = [[(chain[0][1], n) for n, _ in chain[0][1].columns]]
         for join in node.args.get("joins") or []:
-            if join.args.get("using") or join.args.get("method"):
-                raise _Unsupported("USING / NATURAL")
             kind = (join.args.get("kind") or "").upper()
             side = (join.args.get("side") or "").upper()
-            if not kind and not side and join.args.get("on") is None:
+            method = (join.args.get("method") or "").upper()
+            if not kind and not side and not method and join.args.get("on") is None and not join.args.get("using"):
                 chain = [(None, *self._item(join.this))]
                 self.from_items.append(chain)
+                stars.append([(chain[0][1], n) for n, _ in chain[0][1].columns])
+                continue
+            rel, shown = self._item(join.this)
+            if join.args.get("using") or method == "NATURAL":
+                if method not in ("", "NATURAL") or side == "FULL":
+                    raise _Unsupported("FULL JOIN USING")
+                stars[-1], shown = self._using(join, stars[-1], rel, shown, side)
             else:
-                chain.append((join, *self._item(join.this)))
+                stars[-1] = stars[-1] + [(rel, n) for n, _ in rel.columns]
+            chain.append((join, rel, shown))
+        self.level.star = [pair for star in stars for pair in star]
+
+    def _using(self, join: exp.Join, left: list[tuple[_Rel, str]], right: _Rel, shown: str,
+               side: str) -> tuple[list[tuple[_Rel, str]], str]:
+        """JOIN ... USING (k) / NATURAL JOIN: k is the left side's (the right side's in a RIGHT
+        JOIN) when unqualified, listed first by `*`; NATURAL prints as the USING it means."""
+        visible = [(r, n) for r, n in left if n not in r.hidden]
+        if join.args.get("using"):
+            names = [i.name for i in join.args["using"]]
+        else:
+            right_names = {n for n, _ in right.columns}
+            names = [n for _, n in visible if n in right_names]
+        merged = []
+        for name in names:
+            lhs = [(r, n) for r, n in visible if n == name]
+            rhs = [n for n, _ in right.columns if n == name]
+            if len(lhs) != 1 or len(rhs) != 1:
+                raise _Unsupported("USING column")
+            l_rel = lhs[0][0]
+            if _loose(dict(l_rel.columns)[name]) != _loose(dict(right.columns)[name]):
+                raise _Unsupported("USING columns of different types")
+            kept, dropped = ((right, l_rel) if side == "RIGHT" else (l_rel, right))
+            dropped.hidden.add(name)
+            merged.append((kept, name))
+        rest_left = [(r, n) for r, n in left if n not in names]
+        rest_right = [(right, n) for n, _ in right.columns if n not in names]
+        return merged + rest_left + rest_right, f"{shown} USING ({', '.join(quote_ident(n) for n in names)})"
 
     def _item(self, node: exp.Expression) -> tuple[_Rel, str]:
         """A FROM item: its scope entry and its printed text."""
@@ -457,7 +579,8 @@ class _Query:
                 kind = (join.args.get("kind") or "").upper()
                 side = (join.args.get("side") or "").upper()
                 on = join.args.get("on")
-                if kind == "CROSS" or (on is None and not side):
+                if kind == "CROSS" or (on is None and not side and not join.args.get("using")
+                                       and (join.args.get("method") or "").upper() != "NATURAL"):
                     word = " CROSS JOIN "
                 else:
                     word = {"": " JOIN ", "LEFT": " LEFT JOIN ", "RIGHT": " RIGHT JOIN ",
@@ -467,7 +590,7 @@ class _Query:
                 if on is not None:
                     cond = self.expr(on).text
                     out.add(f" ON {cond}" if self.pretty else f" ON ({cond})")
-                elif side:
+                elif side and not join.args.get("using") and (join.args.get("method") or "").upper() != "NATURAL":
                     out.add(" ON TRUE")
                 if not self.pretty:
                     out.add(")")
@@ -479,16 +602,16 @@ class _Query:
         for e in node.expressions:
             if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
                 table = e.table if isinstance(e, exp.Column) else None
-                rels = [r for r in self.level.rels if table is None or r.written == table]
-                if not rels:
+                if table is None:
+                    pairs = self.level.star or []
+                else:
+                    pairs = [(r, n) for r in self.level.rels if r.written == table for n, _ in r.columns]
+                if not pairs:
                     raise _Unsupported("star")
-                for r in rels:
-                    for n, t in r.columns:
-                        targets.append((n, _Printed(f"{quote_ident(r.refname)}.{quote_ident(n)}"), t))
+                for r, n in pairs:
+                    targets.append((n, _Printed(f"{quote_ident(r.refname)}.{quote_ident(n)}"), dict(r.columns)[n]))
                 continue
             inner = e.this if isinstance(e, exp.Alias) else e
-            if isinstance(inner, exp.Window) or inner.find(exp.Window) is not None:
-                raise _Unsupported("window function")
             from planner.scalar import expr_name
             targets.append((expr_name(e), self.expr(inner), self.type_of(inner)))
         if names is not None:
@@ -534,12 +657,12 @@ class _Query:
         if isinstance(e, (exp.Literal, exp.Boolean, exp.Null)) and printed is not None and e is not None \
                 and not (isinstance(e, exp.Literal) and not e.is_string and e.this.isdigit()):
             raise _Unsupported("constant sort key")
-        if self.pretty:
-            return printed.text if _is_plain_column(printed) else f"({printed.text})"
-        return f"({printed.text})" if printed.call else printed.text  # (operators wrap themselves)
+        return self._group_item(printed)
 
     def _ordered(self, o: exp.Ordered, targets) -> str:
-        text = self._sort_expr(o.this, targets)
+        return self._direction(self._sort_expr(o.this, targets), o)
+
+    def _direction(self, text: str, o: exp.Ordered) -> str:
         desc = bool(o.args.get("desc"))
         nulls_first = o.args.get("nulls_first")
         if desc:
@@ -564,11 +687,17 @@ class _Query:
         columns = []
         for depth, lvl in enumerate([self.level, *reversed(self.parents)]):
             for r in lvl.rels:
-                columns += [ScopeColumn(r.written, n, t, level=depth) for n, t in r.columns]
+                columns += [ScopeColumn(r.written, n, t, using_hidden=n in r.hidden, level=depth)
+                            for n, t in r.columns]
         return Scope(columns)
 
     def type_of(self, node: exp.Expression) -> SqlType:
-        return self.lower(node).type
+        # Printing asks for a node's type at each level above it: typed once. (The node is
+        # kept with its type, so its id is not reused while cached.)
+        hit = self._types.get(id(node))
+        if hit is None:
+            hit = self._types[id(node)] = (node, self.lower(node).type)
+        return hit[1]
 
     def lower(self, node: exp.Expression) -> ScalarExpr:
         from planner.aggregates import Grouping
@@ -578,7 +707,7 @@ class _Query:
 
         def hook(n: exp.Expression) -> ScalarExpr | None:
             if isinstance(n, exp.Window):
-                raise _Unsupported("window function")
+                return ColumnRef(_PLACEHOLDER, self._window_type(n, grouping))
             if is_aggregate(n):
                 return ColumnRef(_PLACEHOLDER, grouping._aggregate(n).type)
             if isinstance(n, (exp.Subquery, exp.Exists)) or (isinstance(n, exp.In) and n.args.get("query")):
@@ -657,6 +786,8 @@ class _Query:
             return self._sublink(node, self.out.nested())[0]
         if isinstance(node, exp.Case):
             return self._case(node)
+        if isinstance(node, exp.Window):
+            return self._window(node)
         if isinstance(node, exp.Substring):
             # substring(x FROM a FOR b), the SQL syntax; PostgreSQL prints substring(x, a, b)
             # called as a function as "substring"(x, a, b), which sqlglot does not tell apart.
@@ -887,6 +1018,84 @@ class _Query:
             text += f" FILTER (WHERE {self.expr(filter_).text})"
         return _Printed(text, call=True)
 
+    def _window_type(self, node: exp.Window, grouping) -> SqlType:
+        from planner.scalar import is_aggregate
+        f = node.this
+        if is_aggregate(f):
+            return grouping._aggregate(f).type
+        if type(f) in _WINDOW_FUNCTIONS:
+            result = _WINDOW_FUNCTIONS[type(f)][1]
+            return result if result is not None else self.type_of(f.this)
+        raise _Unsupported("window function")
+
+    def _window(self, node: exp.Window) -> _Printed:
+        """f(...) OVER (PARTITION BY ... ORDER BY ... frame): ruleutils' get_rule_windowspec."""
+        from planner.scalar import is_aggregate
+        if node.args.get("alias") or not isinstance(node.args.get("over"), str) and node.args.get("over") is not None \
+                and str(node.args.get("over")).upper() != "OVER":
+            raise _Unsupported("named window")
+        f = node.this
+        if is_aggregate(f):
+            call = self._aggregate(f).text
+        elif type(f) in _WINDOW_FUNCTIONS:
+            args = [v for k in type(f).arg_types for v in ([f.args.get(k)] if not isinstance(f.args.get(k), list)
+                                                           else f.args.get(k)) if v is not None]
+            if any(self.type_of(a).kind is TypeKind.UNKNOWN for a in args):
+                raise _Unsupported("window function argument")
+            call = f"{_WINDOW_FUNCTIONS[type(f)][0]}({', '.join(self.expr(a).text for a in args)})"
+        else:
+            raise _Unsupported("window function")
+        parts = []
+        partition = node.args.get("partition_by") or []
+        if partition:
+            parts.append("PARTITION BY " + ", ".join(self._group_item(self.expr(e)) for e in partition))
+        order = node.args.get("order")
+        if order:
+            items = []
+            for o in order.expressions:
+                if _constant(o.this):
+                    raise _Unsupported("constant window key")
+                items.append(self._direction(self._group_item(self.expr(o.this)), o))
+            parts.append("ORDER BY " + ", ".join(items))
+        spec = node.args.get("spec")
+        if spec is not None:
+            key = self.type_of(order.expressions[0].this) if order and len(order.expressions) == 1 else None
+            parts.append(self._frame(spec, key))
+        return _Printed(f"{call} OVER ({' '.join(parts)})")
+
+    def _frame(self, spec: exp.WindowSpec, key: SqlType | None) -> str:
+        """The frame clause; a RANGE offset has the ORDER BY key's type (an interval for dates
+        and timestamps), a ROWS or GROUPS offset is a count."""
+        offset_type = None
+        if spec.args["kind"].upper() == "RANGE":
+            if key is None:
+                raise _Unsupported("RANGE frame")
+            offset_type = INTERVAL if key.kind in _DATETIMES + (TypeKind.TIME,) else key
+
+        def bound(value, side) -> str:
+            if isinstance(value, str):
+                word = value.upper()
+                return "CURRENT ROW" if word == "CURRENT ROW" else f"{word} {side.upper()}"
+            return f"{self.expr(value, offset_type).text} {side.upper()}"
+        start, end = spec.args.get("start"), spec.args.get("end")
+        text = spec.args["kind"].upper() + " "
+        if end is not None:
+            text += f"BETWEEN {bound(start, spec.args.get('start_side'))} AND {bound(end, spec.args.get('end_side'))}"
+        else:
+            text += bound(start, spec.args.get("start_side"))
+        exclude = spec.args.get("exclude")
+        if exclude is not None:
+            word = exclude.name.upper() if isinstance(exclude, exp.Expression) else str(exclude).upper()
+            if word != "NO OTHERS":
+                text += " EXCLUDE " + word
+        return text
+
+    def _group_item(self, printed: _Printed) -> str:
+        """A PARTITION BY / GROUP BY item: a plain column bare, others parenthesised."""
+        if self.pretty:
+            return printed.text if _is_plain_column(printed) else f"({printed.text})"
+        return f"({printed.text})" if printed.call else printed.text
+
     def _sublink(self, node: exp.Expression, out: _Out) -> tuple[_Printed, SqlType]:
         """EXISTS (q), x IN (q), (q): the query printed one level deeper, in parentheses."""
         if isinstance(node, exp.In):
@@ -948,11 +1157,6 @@ def _constant(node: exp.Expression) -> bool:
     if isinstance(node, exp.Neg):
         return isinstance(node.this, exp.Literal) and not node.this.is_string
     return isinstance(node, (exp.Literal, exp.Boolean, exp.Null))
-
-
-def _contains_aggregate(node: exp.Expression) -> bool:
-    from planner.aggregates import contains_aggregate
-    return contains_aggregate(node)
 
 
 def _is_plain_column(p: _Printed) -> bool:

@@ -121,14 +121,45 @@ QUERIES = [
     "WITH w AS (SELECT a FROM t) SELECT a FROM w",
     "WITH w AS (SELECT a + 1, a FROM t) SELECT a FROM w",
     "WITH w (x, y) AS (SELECT a, b FROM t) SELECT x FROM w WHERE y = (SELECT max(y) FROM w)",
+    # set operations
+    "SELECT a FROM t UNION SELECT a FROM u",
+    "SELECT a FROM t UNION ALL SELECT k FROM u",
+    "SELECT a, b FROM t INTERSECT SELECT a, name FROM u EXCEPT SELECT 1, 'x'",
+    "SELECT a FROM t UNION (SELECT a FROM u EXCEPT ALL SELECT a FROM t)",
+    "SELECT a FROM t UNION SELECT a FROM u UNION SELECT k FROM u",
+    "SELECT a FROM t UNION SELECT a FROM u ORDER BY 1 LIMIT 3",
+    "SELECT a AS x FROM t UNION ALL SELECT a FROM u ORDER BY x DESC",
+    "SELECT n FROM (SELECT a AS n FROM t UNION SELECT k FROM u) s WHERE n > 1",
+    "WITH w AS (SELECT a FROM t UNION ALL SELECT a FROM u) SELECT a, count(*) FROM w GROUP BY a",
+    "SELECT a FROM t WHERE a IN (SELECT a FROM u UNION SELECT 1)",
+    # window functions
+    "SELECT a, row_number() OVER (PARTITION BY b ORDER BY a) FROM t",
+    "SELECT a, count(*) OVER () AS n, lag(a, 1) OVER (ORDER BY d DESC) AS prev FROM t",
+    "SELECT a, sum(g) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS s FROM t",
+    "SELECT a, rank() OVER (PARTITION BY b, a + 1 ORDER BY d NULLS FIRST) AS r, "
+    "dense_rank() OVER (ORDER BY a DESC) AS dr FROM t",
+    "SELECT a, avg(c) OVER (PARTITION BY h ORDER BY d RANGE BETWEEN '1 day' PRECEDING AND CURRENT ROW) AS m FROM t",
+    "SELECT a, max(a) OVER (ORDER BY a ROWS UNBOUNDED PRECEDING EXCLUDE CURRENT ROW) AS m, "
+    "min(a) OVER (ORDER BY a GROUPS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) AS n FROM t",
+    "SELECT a, lead(a, 2, 0) OVER (ORDER BY a) AS nx, first_value(b) OVER (ORDER BY a) AS fv, "
+    "ntile(4) OVER (ORDER BY a) AS q, percent_rank() OVER (ORDER BY a) AS pr FROM t",
+    # USING and NATURAL
+    "SELECT t.a, u.name FROM t JOIN u USING (a)",
+    "SELECT a, name FROM t NATURAL JOIN u",
+    "SELECT * FROM t JOIN u USING (a)",
+    "SELECT * FROM t LEFT JOIN u USING (a) WHERE a > 1",
+    "SELECT a, k FROM t RIGHT JOIN u USING (a)",
+    "SELECT k, a, y.name, b FROM u x JOIN u y USING (k, a) JOIN t USING (a)",
 ]
 
 # Forms planner.deparse leaves as written (each checked to be refused by it, not misprinted).
 AS_WRITTEN = [
-    "SELECT a FROM t UNION SELECT a FROM u",
-    "SELECT a, row_number() OVER (PARTITION BY b ORDER BY a) FROM t",
-    "SELECT t.a FROM t JOIN u USING (a)",
+    "SELECT a, rank() OVER w FROM t WINDOW w AS (PARTITION BY b)",
+    "SELECT * FROM t FULL JOIN u USING (a)",
+    "SELECT x FROM generate_series(1, 3) x",
+    "SELECT * FROM (VALUES (1, 'a'), (2, 'b')) v(n, s)",
     "SELECT relname FROM pg_catalog.pg_class",
+    "SELECT b, sum(count(*)) OVER (ORDER BY b) AS running FROM t GROUP BY b",
 ]
 
 
