@@ -228,3 +228,15 @@ def test_other_forms_keep_their_text(both, sql):
 def test_quote_ident_follows_postgres():
     assert [quote_ident(n) for n in ("a_1", "Mixed", "select", "extract", "left", "name", "x$", "1a")] == \
         ["a_1", '"Mixed"', '"select"', '"extract"', '"left"', "name", "x$", '"1a"']
+
+
+def test_a_column_list_renames_the_outputs(both):
+    """CREATE VIEW v (x, y) AS ...: PostgreSQL prints the new names as aliases."""
+    cat, pg = both
+    sql = "SELECT a, b, a + 1 FROM t"
+    stmt = parse(f"CREATE VIEW vc (x, b) AS {sql}")[0].ast
+    plan = plan_create_view(stmt, _ctx(cat), sql)
+    pg.execute(f"CREATE VIEW vc (x, b) AS {sql}")
+    want = pg.execute("SELECT pg_get_viewdef('vc'::regclass, true), pg_get_viewdef('vc'::regclass)").fetchone()
+    assert plan.pg_definitions == tuple(want)
+    assert " SELECT t.a AS x,\n    t.b,\n    t.a + 1 AS \"?column?\"" in plan.pg_definitions[0]
