@@ -64,13 +64,17 @@ class CollectionTrace:
     arranged: Callable[[], pa.Table] | None = None
 
     def append(self, batch: pa.Table | None, upper: int) -> None:
+        self.upper = max(self.upper, upper)
+        # The readable history follows the upper alone, never this worker's share of the data
+        # (how many rows it holds, when its batches merge): every worker must agree on it, or
+        # they would start a new dataflow at different times and wait on each other's
+        # exchanges for ever.
+        self.compacted_to = max(self.compacted_to, self.upper - 1 - HISTORY_MS)
         if self.arranged is not None:
-            self.upper = max(self.upper, upper)
             return
         if batch is not None and batch.num_rows:
             schema = arrow_schema(self.types)
             self.batches.append(batch if batch.schema == schema else batch.cast(schema))
-        self.upper = max(self.upper, upper)
         # Geometric merging (an LSM spine): fold the newest batch into its predecessor while they
         # are of comparable size, so an update is merged O(log n) times, never O(n) per append.
         while len(self.batches) >= 2 and self.batches[-2].num_rows <= 2 * self.batches[-1].num_rows:
@@ -79,10 +83,8 @@ class CollectionTrace:
             self._merge_last_two()
 
     def _merge_last_two(self) -> None:
-        frontier = max(self.upper - 1 - HISTORY_MS, self.compacted_to)
-        merged = consolidate(advance_times(concat(self.batches[-2:]), frontier))
+        merged = consolidate(advance_times(concat(self.batches[-2:]), self.compacted_to))
         self.batches[-2:] = [merged] if merged.num_rows else []
-        self.compacted_to = frontier
 
     def contents_from(self, as_of: int) -> pa.Table:
         """Every update, times before `as_of` advanced to it: a dataflow's first input. Not

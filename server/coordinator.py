@@ -36,6 +36,7 @@ from server.daemon_threads import DaemonThreads
 from server.oracle import TimestampOracle
 from storage.controller import StorageController
 from storage.persist import PersistClient
+from storage.persist.errors import ShardDropped
 
 log = logging.getLogger("slipstream.coordinator")
 
@@ -338,16 +339,23 @@ class Coordinator:
                     self.oracle.applied(ts)
                 ticks += 1
                 if ticks % COMPACT_EVERY_TICKS == 0:
-                    for item in self.catalog.items():
-                        if item.kind is ItemKind.MATERIALIZED_VIEW and \
-                                self._view_uppers.get(item.id) != self.storage.upper(item.id):
-                            # An append not yet forwarded: other clusters may still import the
-                            # shard at the forwarded upper, whose history must stay readable.
-                            continue
-                        if item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input:
-                            await asyncio.to_thread(self.storage.compact, item.id)
+                    await self._compact_shards()
             except Exception:
                 log.exception("tick failed")
+
+    async def _compact_shards(self) -> None:
+        for item in self.catalog.items():
+            if not (item.kind is ItemKind.MATERIALIZED_VIEW or item.is_input) or not self.storage.holds(item.id):
+                continue  # (not a shard, or one CREATE has not opened yet / DROP has closed)
+            if item.kind is ItemKind.MATERIALIZED_VIEW and \
+                    self._view_uppers.get(item.id) != self.storage.upper(item.id):
+                # An append not yet forwarded: other clusters may still import the
+                # shard at the forwarded upper, whose history must stay readable.
+                continue
+            try:
+                await asyncio.to_thread(self.storage.compact, item.id)
+            except ShardDropped:
+                continue  # dropped while this pass ran
 
     def read_ts(self) -> int:
         return self.oracle.read_ts()

@@ -108,6 +108,10 @@ class StorageController:
         shard.compare_and_append(batch, expected, new_upper)
         self._uppers[id] = new_upper
 
+    def holds(self, id: str) -> bool:
+        """Whether shard `id` is open here (created and not dropped)."""
+        return id in self._uppers
+
     def snapshot(self, id: str) -> pa.Table | None:
         """The shard's current contents (at upper - 1), or None when it was never written."""
         upper = self._uppers[id]
