@@ -5,6 +5,7 @@
       [( [TICK INTERVAL 'interval'] [, AS OF tick] [, UP TO tick] [, SCALE FACTOR x]
          [, MAX CARDINALITY n] )]
       [FOR ALL TABLES] [EXPOSE PROGRESS AS progress_name]
+      [WITH (RETENTION WINDOW [=] 'interval')]
 
 COUNTER is a single-output generator: the source itself is the relation (column `counter`).
 AUCTION, MARKETING and TPCH need FOR ALL TABLES, which creates one subsource per relation in the
@@ -12,6 +13,8 @@ source's schema. Every source also gets a progress subsource (`<name>_progress`,
 `offset`): the next tick it will generate. `FROM WEBHOOK` continues in planner/webhook_syntax.py.
 `FROM POSTGRES` in planner/pg_source_syntax.py, `FROM KAFKA` in planner/kafka_syntax.py. Other
 source types (MySQL, ...) and the KEY VALUE / DATUMS / CLOCK generators are refused with 0A000.
+RETENTION WINDOW (Slipstream's, not Materialize's) retracts the rows of an append-only source a
+window after they arrived (storage/sources/retention.py); Materialize's RETAIN HISTORY is 0A000.
 
 >>> from planner.parse import parse
 >>> parse("CREATE SOURCE c FROM LOAD GENERATOR COUNTER (TICK INTERVAL '100ms')")[0].ast.options
@@ -46,7 +49,7 @@ _OPTIONS = {
 _KEY_VALUE_OPTIONS = (("KEYS",), ("SNAPSHOT", "ROUNDS"), ("TRANSACTIONAL", "SNAPSHOT"), ("VALUE", "SIZE"),
                       ("SEED",), ("PARTITIONS",), ("BATCH", "SIZE"))
 _OPTION_WORDS = {"tick_ms": "TICK INTERVAL", "as_of": "AS OF", "up_to": "UP TO", "scale_factor": "SCALE FACTOR",
-                 "max_cardinality": "MAX CARDINALITY"}
+                 "max_cardinality": "MAX CARDINALITY", "retention_ms": "RETENTION WINDOW"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,7 @@ class CreateSource:
     for_all_tables: bool
     progress_name: str | None
     if_not_exists: bool
+    retention_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class CreateSourcePlan:
     progress_name: str
     if_not_exists: bool
     create_sql: str
+    retention_ms: int | None = None
 
 
 def parse_create_source(c) -> "CreateSource | CreateWebhookSource":
@@ -138,10 +143,33 @@ def parse_create_source(c) -> "CreateSource | CreateWebhookSource":
     if c.accept("EXPOSE", "PROGRESS", "AS"):
         parts = c.name()
         progress = parts[-1]
-    if c.accept("WITH"):
-        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "CREATE SOURCE ... WITH (...) not yet supported")
+    retention = parse_source_with(c)
     c.expect_end()
-    return CreateSource(name, generator, tuple(sorted(options.items())), for_all, progress, if_not_exists)
+    return CreateSource(name, generator, tuple(sorted(options.items())), for_all, progress, if_not_exists,
+                        retention)
+
+
+def parse_source_with(c) -> int | None:
+    """`[WITH (RETENTION WINDOW [=] 'interval')]` after an append-only source's definition: the
+    window in milliseconds, or None."""
+    from planner.dialect import interval_ms, syntax_error_at
+    if not c.accept("WITH"):
+        return None
+    c.expect_type(TokenType.L_PAREN)
+    if c.accept("RETAIN", "HISTORY"):
+        raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "CREATE SOURCE ... WITH (RETAIN HISTORY ...) not yet supported",
+                       hint="Old versions are not kept. To drop a source's old rows, use "
+                            "WITH (RETENTION WINDOW = 'interval').")
+    if not c.accept("RETENTION", "WINDOW"):
+        t = c.peek()
+        if t is not None and t.token_type not in (TokenType.R_PAREN, TokenType.STRING):
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, f"CREATE SOURCE ... WITH ({t.text.upper()} ...) not supported",
+                           hint="The one option is RETENTION WINDOW.")
+        raise syntax_error_at(t)
+    c.accept_type(TokenType.EQ)
+    window = _option_value(c, "retention_ms", "interval", interval_ms, syntax_error_at)
+    c.expect_type(TokenType.R_PAREN)
+    return window
 
 
 def _option_value(c, key: str, kind: str, interval_ms, syntax_error_at) -> Any:
@@ -212,5 +240,15 @@ def plan_create_source(node: CreateSource, ctx, sql: str) -> CreateSourcePlan:
     if options.get("up_to") is not None and options["up_to"] < options.get("as_of", 0):
         raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "UP TO cannot be less than AS OF")
     outputs = () if gen.single_output else tuple(o.name for o in gen(None).outputs())
+    if node.retention_ms is not None:
+        from storage.sources.base import LoadGenOptions
+        if not gen(LoadGenOptions(**options)).growing():
+            raise SqlError(SqlState.FEATURE_NOT_SUPPORTED,
+                           f"RETENTION WINDOW for LOAD GENERATOR {kind_word}"
+                           + (" with MAX CARDINALITY" if options.get("max_cardinality") is not None else "")
+                           + " not supported",
+                           hint="A retention window is for relations that only grow: COUNTER (without "
+                                "MAX CARDINALITY), AUCTION's auctions and bids, webhook sources.")
     return CreateSourcePlan(name, schema, database, node.generator, options, outputs,
-                            node.progress_name or f"{name}_progress", node.if_not_exists, sql)
+                            node.progress_name or f"{name}_progress", node.if_not_exists, sql,
+                            node.retention_ms)

@@ -5,6 +5,7 @@
       [INCLUDE HEADER 'name' AS column [BYTES] | INCLUDE HEADERS [( [NOT] 'name' [, ...] )]] [...]
       [CHECK ( [WITH ( BODY [AS alias] [BYTES] | HEADERS [AS alias] | SECRET s [AS alias] [BYTES], ...)]
                boolean expression )]
+      [WITH (RETENTION WINDOW [=] 'interval')]
 
 The source is one relation: `body` (jsonb, text or bytea), then `headers` when INCLUDE HEADERS is
 given, then one nullable column per INCLUDE HEADER. Materialize's `headers` is a
@@ -53,6 +54,7 @@ class CreateWebhookSource:
     check_options: tuple[CheckOption, ...]
     check_sql: str | None
     if_not_exists: bool
+    retention_ms: int | None = None  # WITH (RETENTION WINDOW ...): storage/sources/retention.py
 
 
 @dataclass(frozen=True)
@@ -117,9 +119,11 @@ def parse_webhook(c, name: m.Name, if_not_exists: bool) -> CreateWebhookSource:
         if inner.at_end():
             raise SqlError(SqlState.SYNTAX_ERROR, "CHECK needs an expression")
         check_sql = inner.rest_text()
+    from planner.source_syntax import parse_source_with
+    retention = parse_source_with(c)
     c.expect_end()
     return CreateWebhookSource(name, body_format, include_headers, tuple(allow), tuple(block), tuple(mapped),
-                               tuple(options), check_sql, if_not_exists)
+                               tuple(options), check_sql, if_not_exists, retention)
 
 
 def _string(c) -> str:
@@ -184,5 +188,5 @@ def plan_create_webhook_source(node: CreateWebhookSource, ctx, sql: str) -> Crea
         lower_check(check, ctx.catalog)  # type-checks it now: a bad CHECK fails CREATE SOURCE
     config = {"type": "webhook", "body_format": node.body_format,
               "headers": {"allow": list(node.allow), "block": list(node.block)} if node.include_headers else None,
-              "mapped": [list(m_) for m_ in node.mapped], "check": check}
+              "mapped": [list(m_) for m_ in node.mapped], "check": check, "retention_ms": node.retention_ms}
     return CreateWebhookSourcePlan(name, schema, database, tuple(columns), config, node.if_not_exists, sql)

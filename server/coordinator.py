@@ -353,7 +353,7 @@ class Coordinator:
                 # shard at the forwarded upper, whose history must stay readable.
                 continue
             try:
-                await asyncio.to_thread(self.storage.compact, item.id)
+                await asyncio.to_thread(self.storage.compact, item.id, self.sources.compaction_hold(item))
             except ShardDropped:
                 continue  # dropped while this pass ran
 

@@ -154,12 +154,14 @@ class StorageController:
             self._uppers.pop(id, None)
         self.persist.drop_shard(id)
 
-    def compact(self, id: str) -> None:
-        """Let persist merge the shard's batches, keeping history only from upper - 1."""
+    def compact(self, id: str, hold: int | None = None) -> None:
+        """Let persist merge the shard's batches, keeping history only from upper - 1, or from
+        `hold` when that is earlier (a source's RETENTION WINDOW reads it back that far)."""
         shard = self._shards.get(id)
         if shard is None:
             return
         upper = self._uppers[id]
-        if upper > 1:
-            shard.downgrade_since(upper - 1)
+        since = upper - 1 if hold is None else min(upper - 1, hold)
+        if since > 0:
+            shard.downgrade_since(since)
         shard.compact()

@@ -46,6 +46,9 @@ class Auction(Generator):
     def outputs(self) -> list[Output]:
         return [Output(n, c) for n, c in self.OUTPUTS.items()]
 
+    def growing(self) -> frozenset[str | None]:
+        return frozenset({"auctions", "bids"})  # (organizations, users and accounts are fixed)
+
     @property
     def n_users(self) -> int:
         return len(ORGANIZATIONS) * USERS_PER_ORG

@@ -83,6 +83,11 @@ class Generator:
     def outputs(self) -> list[Output]:
         raise NotImplementedError
 
+    def growing(self) -> frozenset[str | None]:
+        """The outputs that only ever gain rows: a RETENTION WINDOW retracts their old rows
+        (storage/sources/retention.py). None names the source itself (COUNTER)."""
+        return frozenset()
+
     def generate(self, start: int, end: int) -> dict[str | None, pa.Table]:
         """Updates (row columns + time 0 + diff) of ticks [start, end), by output name."""
         raise NotImplementedError

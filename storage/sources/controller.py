@@ -35,6 +35,7 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.types import INT8, Column
 from storage.sources import make_generator
 from storage.sources.base import Generator, LoadGenOptions, SourceStatistics, updates
+from storage.sources.retention import RetentionState, compaction_hold, expired
 
 if TYPE_CHECKING:
     from server.coordinator import Coordinator
@@ -85,6 +86,35 @@ class SourceController:
                 else:
                     outputs[cfg["output"]] = i.id
         return outputs, progress
+
+    def retention_window(self, item: CatalogItem) -> int | None:
+        """The RETENTION WINDOW (ms) that applies to `item`'s rows: a webhook source's, or a
+        load generator's for its growing outputs; None for everything else."""
+        cfg = source_config(item) if item.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE) else {}
+        if item.kind is ItemKind.SUBSOURCE:
+            if cfg.get("output") in (None, "progress") or "source" not in cfg:
+                return None
+            try:
+                source = self.coord.catalog.get(cfg["source"])
+            except SqlError:
+                return None
+            output = cfg["output"]
+        else:
+            source, output = item, None
+        scfg = source_config(source)
+        window = scfg.get("retention_ms")
+        if window is None:
+            return None
+        if scfg.get("type") == "webhook":
+            return window
+        if scfg.get("type") == "load-generator" and output in self.generator(source).growing():
+            return window
+        return None
+
+    def compaction_hold(self, item: CatalogItem) -> int | None:
+        """The time before which `item`'s shard may not be compacted, or None (no limit)."""
+        window = self.retention_window(item)
+        return None if window is None else compaction_hold(window, self.coord.read_ts())
 
     def generator(self, source: CatalogItem) -> Generator:
         """The source's outputs and how to fill them: a load generator, or what a PostgreSQL
@@ -137,7 +167,8 @@ class SourceController:
             if len(set(names)) != len(names):
                 raise SqlError(SqlState.DUPLICATE_TABLE, f'source "{plan.progress_name}" already exists')
             definition = json.dumps({"type": "load-generator", "generator": plan.generator,
-                                     "options": options.to_json(), "progress": plan.progress_name})
+                                     "options": options.to_json(), "progress": plan.progress_name,
+                                     "retention_ms": plan.retention_ms})
             single = outs[0].columns if gen.single_output else ()
             source = catalog.create(ItemKind.SOURCE, plan.schema, plan.name, single, plan.create_sql,
                                     database=plan.database, definition=definition)
@@ -213,6 +244,7 @@ class SourceController:
 
     def close(self) -> None:
         self.kafka_sinks.close()
+        self.webhooks.close()
         for id in list(self.tasks):
             task = self.tasks.pop(id)
             task.cancel()
@@ -254,6 +286,9 @@ class SourceController:
         stats.snapshot_committed = offset >= gen.first_batch_end()
         _status(stats, "running")
         up_to = gen.options.up_to
+        window = source_config(source).get("retention_ms")
+        retention = None if window is None else RetentionState(window, self.coord.read_ts())
+        growing = [id for name, id in outputs.items() if name in gen.growing()]
         while up_to is None or offset < up_to:
             if offset < gen.first_batch_end():
                 end = gen.first_batch_end()
@@ -278,6 +313,17 @@ class SourceController:
                     writes[id] = b
                     rows += b.num_rows
                     nbytes += b.nbytes
+            cut = None if retention is None else retention.due(self.coord.read_ts())
+            if cut is not None:
+                # Rows older than the window leave with this write (storage/sources/retention.py).
+                retracting = False
+                for id in growing:
+                    gone = await asyncio.to_thread(expired, self.coord.storage, id, cut)
+                    if gone is not None:
+                        retracting = True
+                        writes[id] = concat([writes[id], gone]) if id in writes else gone
+                        rows += gone.num_rows
+                        retention.retracted_rows += gone.num_rows
             # The progress relation last: its value claims every write before it.
             prog = [updates((INT8,), [np.array([end], np.int64)], 1)]
             if offset > 0:
@@ -292,6 +338,8 @@ class SourceController:
             if ts is None:
                 return  # dropped meanwhile
             offset = end
+            if cut is not None and retracting:
+                retention.last_write_ts = ts
             stats.updates_committed += rows
             stats.offset_committed = offset
             stats.snapshot_committed = offset >= gen.first_batch_end()

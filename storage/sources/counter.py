@@ -18,6 +18,10 @@ class Counter(Generator):
     def outputs(self) -> list[Output]:
         return [Output(None, (col("counter", INT8),))]
 
+    def growing(self) -> frozenset[str | None]:
+        # (with MAX CARDINALITY it retracts its oldest values itself)
+        return frozenset({None}) if self.options.max_cardinality is None else frozenset()
+
     def generate(self, start: int, end: int) -> dict[str | None, pa.Table]:
         ins = np.arange(start + 1, end + 1, dtype=np.int64)
         values, diffs = [ins], [np.ones(len(ins), np.int64)]

@@ -31,6 +31,7 @@ from dataflow.errors import SqlError
 from dataflow.jsonb import canonical
 from dataflow.types import BYTEA, TEXT
 from storage.sources.base import SourceStatistics
+from storage.sources.retention import RetentionState, expired
 from storage.sources.webhook import DecodedRequest, WebhookError, WebhookSpec, decode_request, rows_batch
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class WebhookIngest:
     _pending: list[_Queued] = field(default_factory=list)
     _committer: asyncio.Task | None = None
     _specs: dict[str, tuple[WebhookSpec, _Check | None]] = field(default_factory=dict)
+    _retention: dict[str, asyncio.Task] = field(default_factory=dict)  # RETENTION WINDOW passes
 
     # -- the endpoint's view of the catalog ---------------------------------------------------
 
@@ -104,10 +106,54 @@ class WebhookIngest:
         for item in self.coord.catalog.items():
             if item.kind is ItemKind.SOURCE and _is_webhook(item):
                 self.statistics(item.id)
+                self._start_retention(item)
 
     def forget(self, id: str) -> None:
         self.stats.pop(id, None)
         self._specs.pop(id, None)
+        task = self._retention.pop(id, None)
+        if task is not None:
+            task.cancel()
+
+    def close(self) -> None:
+        for task in self._retention.values():
+            task.cancel()
+        self._retention.clear()
+
+    # -- RETENTION WINDOW ---------------------------------------------------------------------------
+
+    def _start_retention(self, item: CatalogItem) -> None:
+        import json
+        window = json.loads(item.definition or "{}").get("retention_ms")
+        if window is not None and item.id not in self._retention:
+            state = RetentionState(window, self.coord.read_ts())
+            self._retention[item.id] = asyncio.ensure_future(self._retention_loop(item.id, state))
+
+    async def _retention_loop(self, id: str, state: RetentionState) -> None:
+        """Retract the rows older than the window (storage/sources/retention.py), one pass at a
+        time, each one write through the coordinator like a request's."""
+        coord = self.coord
+        while True:
+            await asyncio.sleep(state.poll_seconds())
+            try:
+                cut = state.due(coord.read_ts())
+                if cut is None:
+                    continue
+                async with coord.write_lock:
+                    if not _alive(coord, id):
+                        return
+                    gone = await asyncio.to_thread(expired, coord.storage, id, cut)
+                    if gone is None:
+                        continue
+                    state.last_write_ts = await coord.write_locked({id: gone})
+                state.retracted_rows += gone.num_rows
+                stats = self.statistics(id)
+                stats.updates_staged += gone.num_rows
+                stats.updates_committed += gone.num_rows
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - retried at the next look; requests are unaffected
+                log.exception("webhook source %s: retention pass failed", id)
 
     # -- DDL ------------------------------------------------------------------------------------
 
@@ -128,6 +174,7 @@ class WebhookIngest:
             await asyncio.to_thread(coord.storage.open, item.id, types)
             coord.compute.import_collection(item.id, types, coord.read_ts() + 1)
         self.statistics(item.id)
+        self._start_retention(item)
         return item
 
     # -- requests -------------------------------------------------------------------------------
