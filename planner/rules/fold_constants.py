@@ -49,7 +49,13 @@ _STABLE_WITH_TIMESTAMPTZ = frozenset({"date_trunc", "extract", "date_part"})
 # `WHERE 1.5 / c < NULL` is never true and never divides.
 _STRICT_OPERATORS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "sub", "mul", "div",
                                "mod", "neg", "concat", "like", "ilike", "not_like", "not_ilike",
-                               "regex_match"})
+                               "regex_match",
+                               # the array functions and operators PostgreSQL declares STRICT
+                               # (array_cat, array_append, array_position, ... are not)
+                               "array_length", "array_upper", "array_lower", "array_ndims", "cardinality",
+                               "array_contains", "array_contained", "array_overlap",
+                               # an array or row comparison's order-preserving key: NULL for NULL
+                               "sort_key"})
 
 
 def _stable(e: Call) -> bool:
@@ -62,19 +68,28 @@ def _constant(e: ScalarExpr) -> bool:
     return isinstance(e, Literal) and not isinstance(e.value, ParamSlot) and e.type.kind is not TypeKind.UNKNOWN
 
 
+def _null_constant(e: ScalarExpr) -> bool:
+    """A constant NULL, also under the comparison key an array comparison wraps it in."""
+    if isinstance(e, Call) and e.func == "sort_key" and len(e.args) == 1:
+        return _null_constant(e.args[0])
+    return _constant(e) and e.value is None
+
+
 def fold_constant(e: ScalarExpr) -> ScalarExpr:
     """`e` with its top node evaluated if all of its inputs are constants (inputs are folded
     first by the caller, bottom-up)."""
     if isinstance(e, If) and _constant(e.cond):
         return e.then if e.cond.value is True else e.els
     if isinstance(e, Call) and (e.func in _STRICT_OPERATORS or e.func in STRICT_KERNELS) and \
-            any(_constant(a) and a.value is None for a in e.args):
+            any(_null_constant(a) for a in e.args):
         # A strict function with a NULL argument is NULL: PostgreSQL never calls it.
         return Literal(None, e.type)
     if isinstance(e, Call) and e.func not in _VOLATILE and e.args and all(_constant(a) for a in e.args):
         return e if _stable(e) else evaluate(e)
     if isinstance(e, Cast) and _constant(e.arg):
         return evaluate(e)
+    if isinstance(e, Cast) and isinstance(e.arg, Literal) and e.arg.value is None:
+        return Literal(None, e.type)  # NULL of any type (an untyped NULL cast to an array type)
     return e
 
 

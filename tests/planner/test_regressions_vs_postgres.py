@@ -38,6 +38,13 @@ QUERIES = [
     "SELECT (SELECT i FROM (SELECT i, 1/0 FROM t) s ORDER BY 1 LIMIT 1)",
     "SELECT i FROM t WHERE NULL AND 1/0 = 1", "SELECT 1/0 FROM t WHERE false", "SELECT 1/0 = 1 OR true",
     "SELECT i FROM t WHERE i IN (1, 7, 1/(i-1))", "SELECT i FROM t WHERE i IN (1/(i-1), 1, 7)",
+    # A strict array operator or function with a NULL constant argument is NULL without
+    # evaluating the rest (the fuzzer's `x = CAST(NULL AS integer[])`); array_cat and
+    # = ANY (NULL array) are not strict: they evaluate (and fail) as PostgreSQL does.
+    "SELECT ARRAY[1/j] = CAST(NULL AS integer[]) FROM t", "SELECT ARRAY[1/j] < NULL FROM t",
+    "SELECT ARRAY[1/j] @> CAST(NULL AS integer[]), ARRAY[1/j] && NULL FROM t",
+    "SELECT array_length(ARRAY[1/j], NULL), cardinality(NULL::int[]) FROM t",
+    "SELECT ARRAY[1/j] || CAST(NULL AS integer[]) FROM t", "SELECT 1/j = ANY(CAST(NULL AS integer[])) FROM t",
     "SELECT i FROM t WHERE i IN (1, 1/(i-1))", "SELECT i FROM t WHERE i IN (1/(i-1), 1)",
     "SELECT i FROM t WHERE i NOT IN (3, 4, 1/(i-1))", "SELECT i FROM t WHERE i = 1 OR 1/(i-1) = 5",
     "SELECT i = 1 OR 1/(i-1) = 5 FROM t", "SELECT i <> 1 AND 1/(i-1) = 1 FROM t",
