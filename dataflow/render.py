@@ -18,7 +18,7 @@ from dataflow.batch import consolidate
 from dataflow.errors import SqlError
 from dataflow.exchange import Exchange
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES, Operator, Runtime, StepContext
-from dataflow.operators.join import JoinOp
+from dataflow.operators.join import JoinOp, SharedJoinOp
 from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
 from dataflow.operators.flat_map import FlatMapOp
 from dataflow.operators.stateless import ConstantOp, FilterOp, GetOp, MapOp, NegateOp, ProjectOp, UnionOp
@@ -100,6 +100,13 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     if isinstance(plan, Negate):
         return NegateOp(sub(plan.input, 0), schema, rt)
     if isinstance(plan, Join):
+        shared = _shared_side(plan, rt)
+        if shared is not None:
+            shared_is_left, arrangement, width, columns = shared
+            left, right = sub(plan.left, 0), sub(plan.right, 1)
+            other, side = (right, left) if shared_is_left else (left, right)
+            ok, sk = (plan.right_key, plan.left_key) if shared_is_left else (plan.left_key, plan.right_key)
+            return SharedJoinOp(other, side, ok, sk, arrangement, width, columns, shared_is_left, schema, rt, path)
         return JoinOp(sub(plan.left, 0), sub(plan.right, 1), plan.left_key, plan.right_key, schema, rt, path)
     if isinstance(plan, Reduce):
         return ReduceOp(sub(plan.input, 0), plan.group_key, plan.aggregates, schema, rt, path)
@@ -117,14 +124,40 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     raise TypeError(f"unknown plan node {plan!r}")
 
 
+def _shared_side(plan: Join, rt: Runtime):
+    """(shared is the left side, (arrangement, still current?), index width, the side's columns of the index) when
+    one side of `plan` reads an index this worker maintains (under projections only) and joins
+    on exactly its key, with key types equal on both sides (so both are partitioned alike)."""
+    if not rt.shared:
+        return None
+    for shared_is_left in (False, True):
+        node, key = (plan.left, plan.left_key) if shared_is_left else (plan.right, plan.right_key)
+        other, other_key = (plan.right, plan.right_key) if shared_is_left else (plan.left, plan.left_key)
+        columns = None
+        while isinstance(node, Project):
+            columns = node.columns if columns is None else tuple(node.columns[c] for c in columns)
+            node = node.input
+        if not isinstance(node, Get) or node.id not in rt.shared:
+            continue
+        index_key, arrangement, current = rt.shared[node.id]
+        columns = tuple(range(len(node.types))) if columns is None else columns
+        if tuple(columns[k] for k in key) != tuple(index_key):
+            continue
+        other_types = output_types(other)
+        if any(node.types[i] != other_types[k] for i, k in zip(index_key, other_key)):
+            continue
+        return shared_is_left, (arrangement, current), len(node.types), columns
+    return None
+
+
 class Dataflow:
     """One worker's instance of a dataflow plan."""
 
     def __init__(self, plan: Plan, as_of: int, exchange: Exchange,
-                 step_limit_bytes: int = DEFAULT_STEP_LIMIT_BYTES) -> None:
+                 step_limit_bytes: int = DEFAULT_STEP_LIMIT_BYTES, shared: dict | None = None) -> None:
         self.plan = plan
         self.as_of = as_of
-        self._rt = Runtime(exchange, as_of, step_limit_bytes=step_limit_bytes)
+        self._rt = Runtime(exchange, as_of, step_limit_bytes=step_limit_bytes, shared=shared or {})
         self.root = render(plan, self._rt)
         self.inputs: set[str] = collections_read(plan)
         self.schema: pa.Schema = self.root.schema

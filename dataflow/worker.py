@@ -35,6 +35,7 @@ from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, Dro
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, PeekResult,
                                PeekResults, Shutdown, WorkerError)
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
+from dataflow.arrangement import Arrangement
 from dataflow.render import Dataflow
 from dataflow.transport import recv_frame, send_frame
 from dataflow.types import SqlType, arrow_schema
@@ -126,6 +127,9 @@ class Worker:
         self.send = send
         self.collections: dict[str, CollectionTrace] = {}
         self.dataflows: dict[str, RunningDataflow] = {}  # insertion order = creation order
+        # The index dataflows created here (id -> (key, generation)), whatever became of them
+        # since: what a one-off join may read in place (`_shared_arrangements`).
+        self.index_keys: dict[str, tuple[tuple[int, ...], int]] = {}
         self.clock_upper = 0  # the tables' frontier: what input-less dataflows follow
         self._persist = None
         # Per collection, the upper of the last updates fed to its readers anywhere in the
@@ -168,6 +172,7 @@ class Worker:
                 self.waiting_peeks = [p for p in self.waiting_peeks if p.id != command.id]
         elif isinstance(command, DropCollection):
             self.collections.pop(command.id, None)
+            self.index_keys.pop(command.id, None)
         else:
             raise TypeError(f"unknown command {command!r}")
 
@@ -230,7 +235,10 @@ class Worker:
             # One join step may not build more than the worker's whole share of the memory limit.
             step_limit = DEFAULT_STEP_LIMIT_BYTES if self.memory_limit_bytes is None \
                 else min(DEFAULT_STEP_LIMIT_BYTES, self.memory_limit_bytes)
-            dataflow = Dataflow(command.plan, as_of, exchange, step_limit_bytes=step_limit)
+            # One-off reads probe the indexes they read in place (a long-running dataflow keeps
+            # its own arrangements: it would outlive a rebuild of the index).
+            shared = self._shared_arrangements(inputs) if command.sink == "peek" else None
+            dataflow = Dataflow(command.plan, as_of, exchange, step_limit_bytes=step_limit, shared=shared)
         except SqlError as e:
             self._report_failure(command, e)
             return
@@ -239,6 +247,8 @@ class Worker:
             self._report_failure(command, SqlError(
                 SqlState.INTERNAL_ERROR, f"internal error building dataflow {command.id}: {type(e).__name__}: {e}"))
             return
+        if command.sink == "index" and dataflow.arrangement() is not None:
+            self.index_keys[command.id] = (tuple(dataflow.arrangement().key), command.generation)
         pending: dict[str, list[pa.Table]] = {}
         for id in inputs:
             # A lookup input is read at step time, from the index's arrangement.
@@ -246,6 +256,30 @@ class Worker:
         always = command.sink == "peek" or "mz_now" in repr(command.plan)
         self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending,
                                                      lookups=lookups, always_step=always)
+
+    def _shared_arrangements(self, inputs: tuple[str, ...]) -> dict:
+        """The indexes among `inputs` a join may read in place: id -> (key, arrangement).
+
+        Which ones is decided from the commands alone (`index_keys`), never from this worker's
+        state: a join over a shared index exchanges one side instead of two, and workers that
+        decided differently would wait on each other's exchanges. An index that failed on this
+        worker (and not yet on the others) lends an empty arrangement: the join reports that
+        index's error, as it would have anyway."""
+        shared = {}
+        for id in inputs:
+            entry = self.index_keys.get(id)
+            if entry is None:
+                continue
+            key, generation = entry
+            running = self.dataflows.get(id)
+            arrangement = running.dataflow.arrangement() if running is not None and running.command.sink == "index" \
+                else None
+
+            def current(id=id, generation=generation) -> bool:
+                # (a rebuilt index holds its rows at the rebuild's time: not this read's)
+                return self.index_keys.get(id, (None, None))[1] == generation
+            shared[id] = (key, arrangement if arrangement is not None else Arrangement(key), current)
+        return shared
 
     # -- fast-path peeks ------------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from dataflow.plan import ArrangeBy, Get, Plan, collections_read
 from dataflow.render import evaluate_constant
 from dataflow.types import Column
 from planner.index_lookup import use_index_lookups
+from planner.shared_arrangements import use_shared_arrangements
 from server.compute_clusters import ComputeClusters
 from server.daemon_threads import DaemonThreads
 from server.oracle import TimestampOracle
@@ -481,7 +482,7 @@ class Coordinator:
             # In a thread: a large constant (generate_series) must not hold up other sessions.
             return await self._constant_threads.run(evaluate_constant, plan, self.read_ts() if ts is None else ts)
         controller = self.check_readable(plan, cluster)
-        plan = use_index_lookups(plan, self.catalog, cluster)
+        plan = use_shared_arrangements(use_index_lookups(plan, self.catalog, cluster), self.catalog, cluster)
         return await controller.peek(plan, self.read_ts() if ts is None else ts)
 
     # -- DDL ------------------------------------------------------------------------------------

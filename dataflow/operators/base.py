@@ -28,6 +28,9 @@ class Runtime:
     as_of: int
     errors: list[SqlError] = field(default_factory=list)
     step_limit_bytes: int = DEFAULT_STEP_LIMIT_BYTES
+    # The indexes this worker maintains, by collection id: (key columns, arrangement). A join
+    # that reads one on its key probes it in place (operators.join.SharedJoinOp).
+    shared: dict = field(default_factory=dict)
 
     def shuffle(self, channel: str, batch: pa.Table, key: Sequence[int]) -> pa.Table:
         if self.exchange.worker_count == 1:

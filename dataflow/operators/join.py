@@ -1,4 +1,5 @@
-"""Inner equi-join over two arrangements, by the delta rule.
+"""Inner equi-join over two arrangements, by the delta rule (`SharedJoinOp`: one of them an
+index's, shared).
 
     d(L ⋈ R) = dL ⋈ R_before  +  (L_before + dL) ⋈ dR
 
@@ -95,3 +96,67 @@ class JoinOp(Operator):
         if not parts:
             return self.schema.empty_table()
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
+class SharedJoinOp(Operator):
+    """An inner equi-join one side of which is an index this worker already maintains, read in
+    place (a *shared arrangement*, as differential dataflow's): that side needs no arrangement
+    of its own and no exchange, since the index keeps its rows partitioned by the join key.
+
+    The index has stepped to at least this step's upper (its collection's upper bounds the
+    step), so its arrangement holds the shared side *after* this step's delta, and possibly
+    later updates, which the time filter drops (a match's time is the later of the two):
+
+        d(O ⋈ S) = dO ⋈ S_after[< upper]  +  O_before ⋈ dS
+
+    `shared` is the shared side's plan output (the index read, under a projection `columns` of
+    the index's columns); `shared_key` is its join key in those columns, which maps onto the
+    arrangement's key. `arrangement` is (the index's arrangement, whether it is still the
+    index's): a read of an index rebuilt meanwhile fails (40001) rather than read the rebuilt
+    one's rows, which carry the rebuild's time."""
+
+    def __init__(self, other: Operator, shared: Operator, other_key: tuple[int, ...], shared_key: tuple[int, ...],
+                 arrangement: Arrangement, width: int, columns: tuple[int, ...], shared_is_left: bool,
+                 schema: pa.Schema, rt: Runtime, path: str):
+        self.other, self.shared = other, shared
+        self.width = width  # the index's columns
+        self.ok, self.sk = tuple(other_key), tuple(shared_key)
+        (self.arrangement, self.current), self.columns, self.shared_is_left = arrangement, tuple(columns), shared_is_left
+        self.schema, self.rt, self.path = schema, rt, path
+        self.otrace = Arrangement(self.ok)
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        side = "right" if self.shared_is_left else "left"
+        do = self.rt.shuffle(f"{self.path}/join-{side}", self.other.step(ctx), self.ok)
+        ds = self.shared.step(ctx)  # (this worker's part of the index: already by key)
+        return self.rt.guarded(self.schema, lambda: self._apply(do, ds, ctx.upper))
+
+    def _apply(self, do: pa.Table, ds: pa.Table, upper: int) -> pa.Table:
+        if not self.current():
+            raise SqlError("40001",  # serialization_failure: clients retry it
+                           "could not complete the read: an index it reads was rebuilt meanwhile",
+                           hint="Run the query again.")
+        do, ds = _drop_null_keys(do, self.ok), _drop_null_keys(ds, self.sk)
+        parts = []
+        if ds.num_rows:  # O_before ⋈ dS: before dO joins the trace
+            parts.append(join_delta(ds, self.sk, self.otrace, self.shared_is_left, None, self.rt.step_limit_bytes))
+        if do.num_rows:
+            h = hash_columns(do, self.ok)
+            full = join_delta(do, self.ok, self.arrangement, not self.shared_is_left, h, self.rt.step_limit_bytes)
+            if full is not None:
+                parts.append(self._project_shared(full.filter(pc.less(full[TIME], pa.scalar(upper, pa.uint64())))))
+            self.otrace.insert(do, h)
+        self.otrace.compact(upper)
+        parts = [p.rename_columns(self.schema.names).cast(self.schema) for p in parts if p is not None]
+        if not parts:
+            return self.schema.empty_table()
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+    def _project_shared(self, full: pa.Table) -> pa.Table:
+        """The index's columns of a dO ⋈ S match narrowed to the shared side's columns."""
+        n_other = full.num_columns - 2 - self.width
+        if self.shared_is_left:
+            keep = list(self.columns) + [self.width + i for i in range(n_other)]
+        else:
+            keep = list(range(n_other)) + [n_other + c for c in self.columns]
+        return make_batch([full.column(i) for i in keep], full[TIME], full[DIFF])

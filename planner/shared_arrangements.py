@@ -1,0 +1,87 @@
+"""Rule: a one-off join reads an existing index in place instead of arranging its input again.
+
+A join keeps an arrangement (an index by the join key) of each input. When an input is a
+relation that already has an index on exactly that key, in the cluster that runs the read, the
+workers hold that arrangement already, partitioned by that key: the join can probe it where it
+is (`dataflow.operators.join.SharedJoinOp`), with no copy of the relation and no exchange of
+it. This rule points such an input at the index; the workers then share it.
+
+Example, with `CREATE INDEX customers_id ON customers (id)` (index u9 on u2, key (0,)):
+
+    Join(Get("u1", ...), Project(Get("u2", ...), (0, 2)), (1,), (0,))
+      ->  Join(Get("u1", ...), Project(Get("u9", ...), (0, 2)), (1,), (0,))
+
+The index holds the relation's rows, so the plan's answer is the same. Applied to peeks only
+(`Coordinator.peek`): a view's or SUBSCRIBE's dataflow outlives the index's (a rebuild after an
+error replaces it), and keeps arrangements of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from catalog.items import CatalogReader, ItemKind
+from dataflow.plan import Get, Join, LetRec, Plan, Project, children, with_children
+from planner.index_lookup import indexes_in_cluster
+
+
+def _through_projects(plan: Plan) -> tuple[Plan, tuple[int, ...] | None]:
+    """The node under a chain of Projects, and the chain's columns in that node's terms."""
+    columns = None
+    while isinstance(plan, Project):
+        columns = plan.columns if columns is None else tuple(plan.columns[c] for c in columns)
+        plan = plan.input
+    return plan, columns
+
+
+def _with_get(plan: Plan, get: Get) -> Plan:
+    if isinstance(plan, Project):
+        return replace(plan, input=_with_get(plan.input, get))
+    return get
+
+
+def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, cluster: str | None) -> Plan | None:
+    """`side` reading an index on `key` instead of its relation, or None when there is none."""
+    node, columns = _through_projects(side)
+    if not isinstance(node, Get) or not key:
+        return None
+    wanted = tuple(k if columns is None else columns[k] for k in key)
+    try:
+        item = catalog.get(node.id)
+    except Exception:  # noqa: BLE001 - not a catalog item (a CTE binding of a loop): nothing to share
+        return None
+    if item.kind is ItemKind.INDEX:
+        return side if tuple(item.index_key) == wanted else None
+    for index in indexes_in_cluster(catalog, catalog.indexes_on(item.id), cluster):
+        if tuple(index.index_key) == wanted:
+            return _with_get(side, Get(index.id, node.types))
+    return None
+
+
+def use_shared_arrangements(plan: Plan, catalog: CatalogReader, cluster: str | None = None) -> Plan:
+    """The plan with each join input that has an index on its join key (in `cluster`) read
+    from that index. Each node object is rewritten once, so shared sub-plans stay shared."""
+    done: dict[int, Plan] = {}
+
+    def visit(node: Plan) -> Plan:
+        if id(node) not in done:
+            done[id(node)] = rewrite(node)
+        return done[id(node)]
+
+    def rewrite(node: Plan) -> Plan:
+        if isinstance(node, LetRec):
+            return node  # (a loop's joins read its bindings, step by step)
+        kids = children(node)
+        new = tuple(visit(k) for k in kids)
+        if any(a is not b for a, b in zip(new, kids)):
+            node = with_children(node, new)
+        if isinstance(node, Join):
+            right = _shared_side(node.right, node.right_key, catalog, cluster)
+            if right is not None:
+                return node if right is node.right else replace(node, right=right)
+            left = _shared_side(node.left, node.left_key, catalog, cluster)
+            if left is not None and left is not node.left:
+                return replace(node, left=left)
+        return node
+
+    return visit(plan)
