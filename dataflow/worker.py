@@ -12,6 +12,7 @@ exchanges inside a step then line up across workers by construction.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import gc
 import logging
@@ -130,6 +131,9 @@ class Worker:
         # The index dataflows created here (id -> (key, generation)), whatever became of them
         # since: what a one-off join may read in place (`_shared_arrangements`).
         self.index_keys: dict[str, tuple[tuple[int, ...], int]] = {}
+        # What this worker did lately (commands, steps), logged when an exchange times out: the
+        # workers of a replica must take the same steps, and this shows where two parted.
+        self.history: collections.deque = collections.deque(maxlen=400)
         self.clock_upper = 0  # the tables' frontier: what input-less dataflows follow
         self._persist = None
         # Per collection, the upper of the last updates fed to its readers anywhere in the
@@ -143,6 +147,7 @@ class Worker:
     # -- commands -------------------------------------------------------------------------------
 
     def handle(self, command: object) -> None:
+        self.history.append(_summary(command))
         if isinstance(command, AdvanceUpper):
             for id in command.updates:
                 self.dirty_upper[id] = max(self.dirty_upper.get(id, 0), command.upper)
@@ -254,6 +259,8 @@ class Worker:
             # A lookup input is read at step time, from the index's arrangement.
             pending[id] = [] if id in lookups else [consolidate(self.collections[id].contents_from(as_of))]
         always = command.sink == "peek" or "mz_now" in repr(command.plan)
+        self.history.append(f"created {command.id} as_of={as_of} inputs=" + ",".join(
+            f"{id}@{self.collections[id].upper}" for id in inputs))
         self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending,
                                                      lookups=lookups, always_step=always)
 
@@ -375,6 +382,7 @@ class Worker:
         self._report_failure(command, error)
 
     def _report_failure(self, command: CreateDataflow, error: SqlError) -> None:
+        self.history.append(f"failed {command.id}: {error.message[:80]}")
         if command.sink == "peek":
             self.send(PeekResult(command.id, self.index, None, error))
         else:
@@ -455,6 +463,7 @@ class Worker:
             if trace is not None and trace.error is not None:
                 errors.append(trace.error)
         running.exchange.step_number += 1
+        self.history.append(f"step {command.id} #{running.exchange.step_number} {running.frontier}->{target}")
         seen = len(running.dataflow.errors)
         idle = running.started and not running.always_step and all(
             self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
@@ -472,6 +481,8 @@ class Worker:
             return
         except Exception as e:  # an engine bug: fail this dataflow, keep the replica serving others
             log.exception("worker %d: dataflow %s failed", self.index, command.id)
+            if isinstance(e, TimeoutError):
+                log.error("worker %d: recent history:\n%s", self.index, "\n".join(self.history))
             error = SqlError(SqlState.INTERNAL_ERROR, f"internal error in dataflow {command.id}: {type(e).__name__}: {e}")
             # Its peers may be waiting for this worker's part of an exchange: fail it there too.
             running.exchange.abort(error)
@@ -527,6 +538,19 @@ class Worker:
                                      command.as_of))
         if command.until is not None and target >= command.until:
             self.dataflows.pop(command.id, None)
+
+
+def _summary(command: object) -> str:
+    """One line about a command, for the worker's history."""
+    if isinstance(command, AdvanceUpper):
+        rows = {id: b.num_rows for id, b in command.updates.items() if b is not None and b.num_rows}
+        return f"advance {command.upper} ids={len(command.ids)} rows={rows}"
+    if isinstance(command, CreateDataflow):
+        return (f"create {command.id} {command.sink} as_of={command.as_of} gen={command.generation}"
+                f"{' replaces' if command.replaces else ''}")
+    if isinstance(command, ImportCollection):
+        return f"import {command.id} upper={command.upper}"
+    return f"{type(command).__name__} {getattr(command, 'id', '')}"
 
 
 def _dropped() -> SqlError:
