@@ -331,13 +331,7 @@ class _Query:
         if order:
             out.keyword(" ORDER BY ", -STD, STD, 1)
             out.add(", ".join(self._ordered(o, targets) for o in order.expressions))
-        for key, word in (("offset", " OFFSET "), ("limit", " LIMIT ")):
-            clause = node.args.get(key)
-            if clause is not None:
-                value = clause.args.get("expression")
-                out.keyword(word, -STD, STD, 0)
-                out.add("ALL" if value is None or isinstance(value, exp.Null) or (
-                    isinstance(value, exp.Var) and value.name.upper() == "ALL") else self._limit_value(value))
+        self._offset_limit(node)
         out.level -= STD
         return [(name, t) for name, _, t in targets]
 
@@ -353,13 +347,7 @@ class _Query:
         if order:
             out.keyword(" ORDER BY ", -STD, STD, 1)
             out.add(", ".join(self._ordered_by_number(o, columns) for o in order.expressions))
-        for key, word in (("offset", " OFFSET "), ("limit", " LIMIT ")):
-            clause = node.args.get(key)
-            if clause is not None:
-                value = clause.args.get("expression")
-                out.keyword(word, -STD, STD, 0)
-                out.add("ALL" if value is None or isinstance(value, exp.Null) or (
-                    isinstance(value, exp.Var) and value.name.upper() == "ALL") else self._limit_value(value))
+        self._offset_limit(node)
         return columns
 
     def _set_operand(self, node: exp.Expression, names: list[str] | None,
@@ -441,6 +429,17 @@ class _Query:
             self.ctes[cte.alias] = (columns, cte.alias)
         out.level -= STD
         out.keyword("", 0, 0, 0)
+
+    def _offset_limit(self, node: exp.Expression) -> None:
+        """OFFSET, then LIMIT (PostgreSQL prints them in that order)."""
+        out = self.out
+        for key, word in (("offset", " OFFSET "), ("limit", " LIMIT ")):
+            clause = node.args.get(key)
+            if clause is not None:
+                value = clause.args.get("expression")
+                out.keyword(word, -STD, STD, 0)
+                out.add("ALL" if value is None or isinstance(value, exp.Null) or (
+                    isinstance(value, exp.Var) and value.name.upper() == "ALL") else self._limit_value(value))
 
     def _limit_value(self, value: exp.Expression) -> str:
         if isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit():
