@@ -597,6 +597,7 @@ class _Query:
     # -- select list ---------------------------------------------------------------------------
 
     def _targets(self, node: exp.Select, names: list[str] | None) -> list[tuple[str, _Printed, SqlType]]:
+        from planner.scalar import expr_name
         targets = []
         for e in node.expressions:
             if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
@@ -611,7 +612,6 @@ class _Query:
                     targets.append((n, _Printed(f"{quote_ident(r.refname)}.{quote_ident(n)}"), dict(r.columns)[n]))
                 continue
             inner = e.this if isinstance(e, exp.Alias) else e
-            from planner.scalar import expr_name
             targets.append((expr_name(e), self.expr(inner), self.type_of(inner)))
         if names is not None:
             if len(names) != len(targets):
@@ -620,22 +620,19 @@ class _Query:
         return targets
 
     def _target_list(self, targets: list[tuple[str, _Printed, SqlType]]) -> None:
+        """The select list: each item after the first on a line of its own (pg_get_viewdef's
+        wrap column is 0); an item that starts a line itself (CASE) is not indented again."""
         out = self.out
-        sep = " "
-        last_multiline = False
-        for i, (name, printed, t) in enumerate(targets):
-            out.add(sep)
-            sep = ", "
+        for i, (name, printed, _) in enumerate(targets):
+            out.add(" " if i == 0 else ", ")
             text = printed.text
             if not _is_column(printed, name) and not (self.sublink and name == "?column?"):
                 text += " AS " + quote_ident(name)
             if text.startswith("\n"):
                 out.text = out.text.rstrip(" ")
-            elif i > 0 and True:  # wrapColumn 0: every item after the first on its own line
+            elif i > 0:
                 out.keyword("", -STD, STD, VAR)
             out.add(text)
-            last_multiline = "\n" in text.lstrip("\n")
-        del last_multiline
 
     def _sort_expr(self, e: exp.Expression, targets: list[tuple[str, _Printed, SqlType]]) -> str:
         """A GROUP BY / ORDER BY item: an ordinal or output name means that select-list item;
