@@ -198,6 +198,12 @@ _LIBRARY_OPERATORS = {exp.BitwiseAnd: "&", exp.BitwiseOr: "|", exp.BitwiseXor: "
                       exp.StartsWith: "^@"}
 
 
+def _unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
 def _row_items(node: exp.Expression) -> list[exp.Expression] | None:
     """The fields of a row constructor, `(a, b)` or `ROW(a, b)`; None for anything else."""
     while isinstance(node, exp.Paren):
@@ -489,8 +495,22 @@ class ScalarLowerer:
         equal, `<>` any pair unequal, `<` `<=` `>` `>=` compare the first unequal pair (NULL if
         a pair on the way is NULL), IS [NOT] DISTINCT FROM any pair distinct."""
         left, right = _row_items(node.this), _row_items(node.expression)
+        other = node.expression if left is not None else node.this
+        if (left is None) != (right is None) and isinstance(_unparen(other), exp.Null):
+            # `(a, b) = NULL`: the NULL is a record and the comparison strict: NULL, nothing
+            # evaluated. A row is never the null record: IS DISTINCT FROM NULL is true.
+            for item in (left or right):
+                self.lower_unused(item)  # (still typed and checked)
+            if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+                return Literal(isinstance(node, exp.NullSafeNEQ), BOOL)
+            return Literal(None, BOOL)
         if left is None or right is None:
-            raise SqlError(SqlState.DATATYPE_MISMATCH, "cannot compare a row with a single value")
+            sym = _CMP.get(type(node), (None, "IS DISTINCT FROM"))[1]
+            single = self.lower(other).type
+            single = TEXT if single.kind is TypeKind.UNKNOWN else single
+            pair = f"record {sym} {single.name}" if left is not None else f"{single.name} {sym} record"
+            raise SqlError(SqlState.UNDEFINED_FUNCTION, f"operator does not exist: {pair}",
+                           hint="A row compares with a row of as many values: (a, b) = (1, 2).")
         if len(left) != len(right):
             raise SqlError(SqlState.SYNTAX_ERROR, "unequal number of entries in row expressions")
         if not left:

@@ -45,6 +45,10 @@ QUERIES = [
     "SELECT ARRAY[1/j] @> CAST(NULL AS integer[]), ARRAY[1/j] && NULL FROM t",
     "SELECT array_length(ARRAY[1/j], NULL), cardinality(NULL::int[]) FROM t",
     "SELECT ARRAY[1/j] || CAST(NULL AS integer[]) FROM t", "SELECT 1/j = ANY(CAST(NULL AS integer[])) FROM t",
+    # A row compared with NULL is NULL (strict, the other side never evaluated); a row is never
+    # the null record.
+    "SELECT (i, 1/j) = NULL, NULL <> ROW(i, j), (i, j) < NULL FROM t",
+    "SELECT (i, j) IS DISTINCT FROM NULL, (i, j) IS NOT DISTINCT FROM NULL FROM t",
     "SELECT i FROM t WHERE i IN (1, 1/(i-1))", "SELECT i FROM t WHERE i IN (1/(i-1), 1)",
     "SELECT i FROM t WHERE i NOT IN (3, 4, 1/(i-1))", "SELECT i FROM t WHERE i = 1 OR 1/(i-1) = 5",
     "SELECT i = 1 OR 1/(i-1) = 5 FROM t", "SELECT i <> 1 AND 1/(i-1) = 1 FROM t",
