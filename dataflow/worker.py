@@ -102,7 +102,7 @@ class CollectionTrace:
 @dataclass
 class RunningDataflow:
     command: CreateDataflow
-    dataflow: Dataflow
+    dataflow: Dataflow | None  # (None once failed: see `failed`)
     exchange: DataflowExchange
     inputs: tuple[str, ...]
     frontier: int
@@ -113,6 +113,9 @@ class RunningDataflow:
     # Steps even when no input changed: a peek (runs once), or a plan with a temporal filter
     # (its output changes as time passes).
     always_step: bool = False
+    # An index or view that failed here: it computes nothing more (its dataflow is freed) but
+    # its collection's upper keeps following its inputs (`Worker._step_failed`).
+    failed: SqlError | None = None
 
 
 class Worker:
@@ -279,8 +282,8 @@ class Worker:
                 continue
             key, generation = entry
             running = self.dataflows.get(id)
-            arrangement = running.dataflow.arrangement() if running is not None and running.command.sink == "index" \
-                else None
+            arrangement = running.dataflow.arrangement() if running is not None and running.dataflow is not None \
+                and running.command.sink == "index" else None
 
             def current(id=id, generation=generation) -> bool:
                 # (a rebuilt index holds its rows at the rebuild's time: not this read's)
@@ -344,7 +347,7 @@ class Worker:
     def _lookup(self, id: str, key: tuple[int, ...], keys: pa.Table, as_of: int) -> pa.Table:
         """The rows of index `id` with one of `keys`, as of `as_of`."""
         index = self.dataflows.get(id)
-        arrangement = None if index is None else index.dataflow.arrangement()
+        arrangement = None if index is None or index.dataflow is None else index.dataflow.arrangement()
         if arrangement is None:  # not an arranged index here: its contents (the chain filters them)
             return snapshot_at(self.collections[id].contents_from(as_of), as_of)
         found = arrangement.lookup(keys, tuple(range(len(key))))
@@ -368,18 +371,43 @@ class Worker:
             gc.collect()
             pa.default_memory_pool().release_unused()
 
-    def _fail(self, running: RunningDataflow, error: SqlError) -> None:
-        """End a dataflow with `error`: its collection (if any) answers the error from now on."""
+    def _fail(self, running: RunningDataflow, error: SqlError, target: int | None = None) -> None:
+        """End a dataflow with `error` (`target`: the step it failed in, if it did in one): its
+        collection (if any) answers the error from now on.
+
+        An index's or view's dataflow stays listed, failed, with its state freed: its
+        collection's upper keeps following its inputs (`_step_failed`), so the dataflows that
+        read it step exactly when they do on the workers where it has not failed yet (its peers
+        learn of the failure a little later): otherwise a reader would step on one worker and
+        not on another, and each would wait in a different exchange."""
         command = running.command
-        self.dataflows.pop(command.id, None)
-        self._free(running)
         if command.sink in ("index", "persist"):
+            running.failed, running.dataflow = error, None
             trace = self.collections.get(command.id)
             if trace is None:  # it failed in its first step: readers get the error, not "unknown"
-                trace = self.collections[command.id] = CollectionTrace(output_types(command.plan), 0)
+                trace = self.collections[command.id] = CollectionTrace(output_types(command.plan), running.frontier)
                 trace.compacted_to = command.as_of
             trace.error = error
+            trace.arranged, trace.batches = None, []  # (its rows are gone with its state)
+            if target is not None and target > running.frontier:
+                self._step_failed(running, target)  # (this step's, as the other workers take it)
+        else:
+            self.dataflows.pop(command.id, None)
+        self._free(running)
         self._report_failure(command, error)
+
+    def _step_failed(self, running: RunningDataflow, target: int) -> None:
+        """A failed index or view's step: nothing computed, its collection's upper (and the
+        record of its change) advanced as if it had stepped."""
+        command = running.command
+        idle = running.started and not running.always_step and all(
+            self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
+        running.frontier, running.started = target, True
+        if not idle:
+            self.dirty_upper[command.id] = target
+        trace = self.collections.get(command.id)
+        if trace is not None:
+            trace.append(None, target)
 
     def _report_failure(self, command: CreateDataflow, error: SqlError) -> None:
         self.history.append(f"failed {command.id}: {error.message[:80]}")
@@ -427,6 +455,12 @@ class Worker:
 
     def _step(self, running: RunningDataflow) -> None:
         command = running.command
+        if running.failed is not None:
+            if all(id in self.collections for id in running.inputs):
+                target = self._input_upper(running)
+                if target > running.frontier:
+                    self._step_failed(running, target)
+            return
         if any(id not in self.collections for id in running.inputs):
             # An input was dropped under it (the controller ends such dataflows first; this is
             # the worker's own guard, alike on every worker since they all hold the same ids).
@@ -441,7 +475,7 @@ class Worker:
             return
         peer_failure = running.exchange.aborted()
         if peer_failure is not None:   # failed on another worker: fail here too, at once
-            self._fail(running, peer_failure)
+            self._fail(running, peer_failure, target)
             return
         inputs: dict[str, pa.Table] = {}
         for id, batches in running.pending.items():
@@ -477,7 +511,7 @@ class Worker:
         except ConnectionError:
             raise  # a peer died: the whole replica restarts
         except DataflowAborted as e:  # it failed on another worker, which told every worker
-            self._fail(running, e.error)
+            self._fail(running, e.error, target)
             return
         except Exception as e:  # an engine bug: fail this dataflow, keep the replica serving others
             log.exception("worker %d: dataflow %s failed", self.index, command.id)
@@ -486,12 +520,12 @@ class Worker:
             error = SqlError(SqlState.INTERNAL_ERROR, f"internal error in dataflow {command.id}: {type(e).__name__}: {e}")
             # Its peers may be waiting for this worker's part of an exchange: fail it there too.
             running.exchange.abort(error)
-            self._fail(running, error)
+            self._fail(running, error, target)
             return
         if self._over_memory_limit(held_before):
             error = self._out_of_memory()
             running.exchange.abort(error)   # peers fail it too (one may hold less)
-            self._fail(running, error)
+            self._fail(running, error, target)
             return
         errors.extend(running.dataflow.errors[seen:])
         if sum(b.num_rows for b in inputs.values()) >= RELEASE_MEMORY_AFTER_ROWS:

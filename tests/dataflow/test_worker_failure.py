@@ -47,6 +47,13 @@ def _on_all(workers: list[Worker], command: object, timeout: float = 30.0) -> No
         assert not t.is_alive(), "a worker is still waiting (for a peer that failed)"
 
 
+def _failed(worker: Worker, id: str) -> bool:
+    """Failed there: its state freed, its collection answering the error (an index or view
+    stays listed so its collection's upper follows its inputs)."""
+    running = worker.dataflows.get(id)
+    return running is None or (running.failed is not None and running.dataflow is None)
+
+
 def _outputs(sent: list[object], id: str) -> list[DataflowOutput]:
     return [m for m in sent if isinstance(m, DataflowOutput) and m.id == id]
 
@@ -64,7 +71,7 @@ def test_a_dataflow_failing_on_one_worker_fails_on_all_at_once(tmp_path):
     for w in range(2):
         failures = [o for o in _outputs(sent[w], "u1") if o.errors]
         assert [e.sqlstate for o in failures for e in o.errors] == [SqlState.INTERNAL_ERROR], w
-        assert "u1" not in workers[w].dataflows
+        assert _failed(workers[w], "u1")
         trace = workers[w].collections.get("u1")   # (none yet: it failed in its first step)
         assert trace is None or trace.error is not None
     # The other dataflow kept running on both workers, and goes on stepping.
@@ -106,5 +113,35 @@ def test_a_dataflow_growing_past_the_memory_limit_fails_with_53200_on_every_work
         errors = [e for o in _outputs(sent[w], "u1") for e in o.errors]
         assert [e.sqlstate for e in errors] == [SqlState.OUT_OF_MEMORY], (w, errors)
         assert "memory limit" in errors[0].message
-        assert "u1" not in workers[w].dataflows
+        assert _failed(workers[w], "u1")
         assert "u2" in workers[w].dataflows and not [o for o in _outputs(sent[w], "u2") if o.errors]
+
+
+def test_a_reader_of_an_index_that_failed_on_one_worker_steps_on_both(tmp_path):
+    """An index that fails on one worker after its step's exchanges (here: one that has none)
+    is still running on the other until the abort notice arrives. Its collection's upper keeps
+    following its inputs on the failed side too, so a view reading it steps on both workers at
+    once: before, it stepped only where the index was alive and waited there for ever (two
+    minutes) for the other worker's part of its exchange."""
+    from dataflow.plan import Get
+    workers, sent = _replica(tmp_path)
+    values = Constant(((1,), (2,), (3,)), (INT8,))
+    _on_all(workers, CreateDataflow("x", values, 0, "index"))
+    _on_all(workers, AdvanceUpper({}, (), 1))
+    reader = Reduce(Get("x", (INT8,)), (0,), (AggregateExpr("count_star", None, INT8),))
+    _on_all(workers, CreateDataflow("y", reader, 1, "index"))
+
+    def engine_bug(inputs, upper):
+        raise RuntimeError("injected")
+
+    workers[0].dataflows["x"].dataflow.step = engine_bug
+    workers[0].dataflows["x"].always_step = True   # (it has no input that changes)
+    workers[1].dataflows["x"].always_step = True
+    _on_all(workers, AdvanceUpper({}, (), 2))   # no worker left waiting
+    _on_all(workers, AdvanceUpper({}, (), 3))
+    for w in range(2):
+        assert _failed(workers[w], "x")
+        assert workers[w].collections["x"].upper == 3   # followed its inputs, failed
+    # The reader stepped on both workers, and reports the index's error.
+    errors = [e.message for o in _outputs(sent[0], "y") for e in o.errors]
+    assert errors and "injected" in errors[0]
