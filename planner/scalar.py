@@ -623,7 +623,14 @@ class ScalarLowerer:
         return self.lower(rewritten)
 
     def _param(self, node: exp.Parameter) -> ScalarExpr:
-        n = int(node.this.this if isinstance(node.this, exp.Literal) else node.name)
+        text = str(node.this.this if isinstance(node.this, exp.Literal) else node.name)
+        if not text.isdigit():
+            # sqlglot reads PostgreSQL's prefix operator `@` (absolute value) before a name as a
+            # named parameter: `@a` is abs(a).
+            if isinstance(node.this, exp.Var) and text:
+                return self.lower(exp.Abs(this=exp.column(text)))
+            raise SqlError(SqlState.SYNTAX_ERROR, f'syntax error at or near "@{text}"')
+        n = int(text)
         if n < 1:
             raise SqlError(SqlState.SYNTAX_ERROR, f'syntax error at or near "${n}"')
         params = self.ctx.params

@@ -49,6 +49,9 @@ QUERIES = [
     # the null record.
     "SELECT (i, 1/j) = NULL, NULL <> ROW(i, j), (i, j) < NULL FROM t",
     "SELECT (i, j) IS DISTINCT FROM NULL, (i, j) IS NOT DISTINCT FROM NULL FROM t",
+    # PostgreSQL's prefix `@` (absolute value), which sqlglot reads as a named parameter (an
+    # internal error before).
+    "SELECT @ i, @f, @ bi FROM t",
     "SELECT i FROM t WHERE i IN (1, 1/(i-1))", "SELECT i FROM t WHERE i IN (1/(i-1), 1)",
     "SELECT i FROM t WHERE i NOT IN (3, 4, 1/(i-1))", "SELECT i FROM t WHERE i = 1 OR 1/(i-1) = 5",
     "SELECT i = 1 OR 1/(i-1) = 5 FROM t", "SELECT i <> 1 AND 1/(i-1) = 1 FROM t",
