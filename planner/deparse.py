@@ -939,7 +939,7 @@ class _Query:
             out.add(" " + self.expr(subject).text)
         for w in node.args.get("ifs") or []:
             out.keyword("WHEN ", 0, 0, 0)
-            cond = self.expr(w.this, None if subject is not None else None).text
+            cond = self.expr(w.this).text
             out.add(cond + " THEN " + self.expr(w.args["true"], t).text)
         default = node.args.get("default")
         out.keyword("ELSE ", 0, 0, 0)
