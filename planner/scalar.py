@@ -333,7 +333,9 @@ class ScalarLowerer:
             return Call("neg", (arg,), arg.type)
         if isinstance(node, exp.Not):
             inner = node.this.this if isinstance(node.this, exp.Paren) else node.this
-            if isinstance(inner, exp.Is):  # NOT (x IS NULL) and friends keep their own negation
+            if isinstance(inner, exp.Is) and not (_row_items(inner.this) is not None and isinstance(inner.expression, exp.Null)):
+                # NOT (x IS NULL) and friends keep their own negation (not for a row: NOT (row IS
+                # NULL) is "some field is not NULL", row IS NOT NULL "every field is not NULL")
                 return self._is(inner, not inner.args.get("negate", False))
             return Call("not", (to_bool(self.lower(node.this), ctx, "NOT"),), BOOL)
         if isinstance(node, (exp.And, exp.Or)):
@@ -642,8 +644,18 @@ class ScalarLowerer:
         return Literal(raw, t)
 
     def _is(self, node: exp.Is, negate: bool) -> ScalarExpr:
-        arg = self.lower(node.this)
         rhs = node.expression
+        items = _row_items(node.this)
+        if items is not None and isinstance(rhs, exp.Null):
+            # A row IS NULL when every field is, IS NOT NULL when none is (so (1, NULL) is
+            # neither), as PostgreSQL defines it.
+            fn = "is_not_null" if negate else "is_null"
+            tests = [Call(fn, (resolve_unknown(self.lower(i), self.ctx),), BOOL) for i in items]
+            out = tests[0]
+            for t in tests[1:]:
+                out = Call("and", (out, t), BOOL)
+            return out
+        arg = self.lower(node.this)
         if isinstance(rhs, exp.Null):
             return Call("is_not_null" if negate else "is_null", (resolve_unknown(arg, self.ctx),), BOOL)
         if isinstance(rhs, exp.Boolean):

@@ -52,6 +52,11 @@ QUERIES = [
     # PostgreSQL's prefix `@` (absolute value), which sqlglot reads as a named parameter (an
     # internal error before).
     "SELECT @ i, @f, @ bi FROM t",
+    # Row IS [NOT] NULL: every field NULL / none NULL, so a row with both is neither; NOT (row IS
+    # NULL) is not row IS NOT NULL (was 0A000).
+    "SELECT (i, s) IS NULL, (i, s) IS NOT NULL, NOT ((i, s) IS NULL), ROW(f, r) IS NOT NULL, "
+    "(NULL, NULL) IS NULL FROM t",
+    "SELECT i FROM t WHERE (s, r) IS NOT NULL", "SELECT i FROM t WHERE NOT (ROW(s, ts) IS NULL)",
     "SELECT i FROM t WHERE i IN (1, 1/(i-1))", "SELECT i FROM t WHERE i IN (1/(i-1), 1)",
     "SELECT i FROM t WHERE i NOT IN (3, 4, 1/(i-1))", "SELECT i FROM t WHERE i = 1 OR 1/(i-1) = 5",
     "SELECT i = 1 OR 1/(i-1) = 5 FROM t", "SELECT i <> 1 AND 1/(i-1) = 1 FROM t",
