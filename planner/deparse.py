@@ -10,12 +10,14 @@ below, and gives None for the rest (the caller then keeps the text as written).
 >>> # over t(a int, b text):  CREATE VIEW v AS SELECT a, b FROM t WHERE a > -1 AND b = 'x'
 >>> # ' SELECT t.a,\\n    t.b\\n   FROM t\\n  WHERE t.a > \\'-1\\'::integer AND t.b = \\'x\\'::text;'
 
-Covered: SELECT [DISTINCT [ON]] over tables, views and derived tables joined by commas and
-[INNER|LEFT|RIGHT|FULL|CROSS] JOIN ... ON, with WHERE, GROUP BY, HAVING, ORDER BY, LIMIT and
-OFFSET; WITH; scalar, IN and EXISTS subqueries (correlated too); operators, casts, function
-and aggregate calls (DISTINCT, FILTER, ORDER BY inside), CASE, COALESCE/GREATEST/LEAST/NULLIF,
-IN lists, BETWEEN, LIKE, IS [NOT] NULL/TRUE/FALSE. Not covered (None): set operations, window
-functions, USING/NATURAL joins, table functions, column aliases on FROM items, system catalogs.
+Covered: SELECT [DISTINCT [ON]] over tables, views and derived tables (with column aliases)
+joined by commas, [INNER|LEFT|RIGHT|FULL|CROSS] JOIN ... ON, USING and NATURAL, with WHERE,
+GROUP BY, HAVING, WINDOW, ORDER BY, LIMIT and OFFSET; WITH; set operations; scalar, IN and
+EXISTS subqueries (correlated too); operators, casts, function and aggregate calls (DISTINCT,
+FILTER, ORDER BY inside), window functions with frames, CASE, COALESCE/GREATEST/LEAST/NULLIF,
+EXTRACT, SUBSTRING, IN lists, BETWEEN, LIKE, IS [NOT] NULL/TRUE/FALSE. Not covered (None):
+FULL JOIN USING, table functions and VALUES in FROM, system catalogs, a named window with more
+after it, an aggregate inside a window function.
 
 The layout follows PostgreSQL's: a query starts at an indentation level (0 for the view, 8
 deeper for each nested query); `_keyword` starts a new line the way ruleutils' context
@@ -327,6 +329,10 @@ class _Query:
         if node.args.get("having") is not None:
             out.keyword(" HAVING ", -STD, STD, 0)
             out.add(self.expr(node.args["having"].this).text)
+        windows = node.args.get("windows") or []
+        if windows:
+            out.keyword(" WINDOW ", -STD, STD, 1)
+            out.add(", ".join(f"{quote_ident(w.this.name)} AS ({self._window_spec(w)})" for w in windows))
         order = node.args.get("order")
         if order:
             out.keyword(" ORDER BY ", -STD, STD, 1)
@@ -1027,9 +1033,12 @@ class _Query:
     def _window(self, node: exp.Window) -> _Printed:
         """f(...) OVER (PARTITION BY ... ORDER BY ... frame): ruleutils' get_rule_windowspec."""
         from planner.scalar import is_aggregate
-        if node.args.get("alias") or not isinstance(node.args.get("over"), str) and node.args.get("over") is not None \
+        if not isinstance(node.args.get("over"), str) and node.args.get("over") is not None \
                 and str(node.args.get("over")).upper() != "OVER":
-            raise _Unsupported("named window")
+            raise _Unsupported("window")
+        ref = node.args.get("alias")  # OVER w: a window of the WINDOW clause
+        if ref is not None and any(node.args.get(k) for k in ("partition_by", "order", "spec")):
+            raise _Unsupported("a named window with more")
         f = node.this
         if is_aggregate(f):
             call = self._aggregate(f).text
@@ -1041,6 +1050,12 @@ class _Query:
             call = f"{_WINDOW_FUNCTIONS[type(f)][0]}({', '.join(self.expr(a).text for a in args)})"
         else:
             raise _Unsupported("window function")
+        if ref is not None:
+            return _Printed(f"{call} OVER {quote_ident(ref.name)}")
+        return _Printed(f"{call} OVER ({self._window_spec(node)})")
+
+    def _window_spec(self, node: exp.Window) -> str:
+        """PARTITION BY ... ORDER BY ... frame, as ruleutils' get_rule_windowspec prints them."""
         parts = []
         partition = node.args.get("partition_by") or []
         if partition:
@@ -1057,7 +1072,7 @@ class _Query:
         if spec is not None:
             key = self.type_of(order.expressions[0].this) if order and len(order.expressions) == 1 else None
             parts.append(self._frame(spec, key))
-        return _Printed(f"{call} OVER ({' '.join(parts)})")
+        return " ".join(parts)
 
     def _frame(self, spec: exp.WindowSpec, key: SqlType | None) -> str:
         """The frame clause; a RANGE offset has the ORDER BY key's type (an interval for dates

@@ -143,6 +143,8 @@ QUERIES = [
     "min(a) OVER (ORDER BY a GROUPS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) AS n FROM t",
     "SELECT a, lead(a, 2, 0) OVER (ORDER BY a) AS nx, first_value(b) OVER (ORDER BY a) AS fv, "
     "ntile(4) OVER (ORDER BY a) AS q, percent_rank() OVER (ORDER BY a) AS pr FROM t",
+    "SELECT a, rank() OVER w AS r, sum(g) OVER w2 AS s FROM t "
+    "WINDOW w AS (PARTITION BY b ORDER BY a), w2 AS (ORDER BY d ROWS BETWEEN 1 PRECEDING AND CURRENT ROW)",
     # USING and NATURAL
     "SELECT t.a, u.name FROM t JOIN u USING (a)",
     "SELECT a, name FROM t NATURAL JOIN u",
@@ -154,12 +156,12 @@ QUERIES = [
 
 # Forms planner.deparse leaves as written (each checked to be refused by it, not misprinted).
 AS_WRITTEN = [
-    "SELECT a, rank() OVER w FROM t WINDOW w AS (PARTITION BY b)",
     "SELECT * FROM t FULL JOIN u USING (a)",
     "SELECT x FROM generate_series(1, 3) x",
     "SELECT * FROM (VALUES (1, 'a'), (2, 'b')) v(n, s)",
     "SELECT relname FROM pg_catalog.pg_class",
     "SELECT b, sum(count(*)) OVER (ORDER BY b) AS running FROM t GROUP BY b",
+    "SELECT a, sum(a) OVER (w ORDER BY a) FROM t WINDOW w AS (PARTITION BY b)",
 ]
 
 
