@@ -280,6 +280,16 @@ def with_children(plan: Plan, kids: Sequence[Plan]) -> Plan:
     return replace(plan, input=kids[0])
 
 
+def through_projects(plan: Plan) -> tuple[Plan, tuple[int, ...] | None]:
+    """The node under a chain of Projects, and the chain's output columns in that node's terms
+    (None: no Project)."""
+    columns = None
+    while isinstance(plan, Project):
+        columns = plan.columns if columns is None else tuple(plan.columns[c] for c in columns)
+        plan = plan.input
+    return plan, columns
+
+
 def collections_read(plan: Plan) -> set[str]:
     """Ids of every collection the plan reads. Each node object is visited once: plans share
     sub-plans (an outer join reads its inputs several times, nested ones share them again), and

@@ -26,7 +26,7 @@ from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.operators.window import WindowOp
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
                            Project, Reduce, Threshold, TopK, Union_, Window, children, collections_read,
-                           output_types)
+                           output_types, through_projects)
 from dataflow.types import arrow_schema
 
 
@@ -133,10 +133,7 @@ def _shared_side(plan: Join, rt: Runtime):
     for shared_is_left in (False, True):
         node, key = (plan.left, plan.left_key) if shared_is_left else (plan.right, plan.right_key)
         other, other_key = (plan.right, plan.right_key) if shared_is_left else (plan.left, plan.left_key)
-        columns = None
-        while isinstance(node, Project):
-            columns = node.columns if columns is None else tuple(node.columns[c] for c in columns)
-            node = node.input
+        node, columns = through_projects(node)
         if not isinstance(node, Get) or node.id not in rt.shared:
             continue
         index_key, arrangement, current = rt.shared[node.id]

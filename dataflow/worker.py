@@ -396,12 +396,17 @@ class Worker:
         self._free(running)
         self._report_failure(command, error)
 
+    def _idle(self, running: RunningDataflow) -> bool:
+        """None of its inputs changed since its last step (the same on every worker): its step
+        computes nothing and exchanges nothing."""
+        return running.started and not running.always_step and all(
+            self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
+
     def _step_failed(self, running: RunningDataflow, target: int) -> None:
         """A failed index or view's step: nothing computed, its collection's upper (and the
         record of its change) advanced as if it had stepped."""
         command = running.command
-        idle = running.started and not running.always_step and all(
-            self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
+        idle = self._idle(running)
         running.frontier, running.started = target, True
         if not idle:
             self.dirty_upper[command.id] = target
@@ -499,8 +504,7 @@ class Worker:
         running.exchange.step_number += 1
         self.history.append(f"step {command.id} #{running.exchange.step_number} {running.frontier}->{target}")
         seen = len(running.dataflow.errors)
-        idle = running.started and not running.always_step and all(
-            self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
+        idle = self._idle(running)
         if idle and any(b.num_rows for b in inputs.values()):
             # Cannot happen (every update fed is recorded in dirty_upper): never drop one.
             raise AssertionError(f"dataflow {command.id} has input but none of its inputs changed")

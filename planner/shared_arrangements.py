@@ -21,17 +21,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from catalog.items import CatalogReader, ItemKind
-from dataflow.plan import Get, Join, LetRec, Plan, Project, children, with_children
+from dataflow.plan import Get, Join, LetRec, Plan, Project, children, through_projects, with_children
 from planner.index_lookup import indexes_in_cluster
-
-
-def _through_projects(plan: Plan) -> tuple[Plan, tuple[int, ...] | None]:
-    """The node under a chain of Projects, and the chain's columns in that node's terms."""
-    columns = None
-    while isinstance(plan, Project):
-        columns = plan.columns if columns is None else tuple(plan.columns[c] for c in columns)
-        plan = plan.input
-    return plan, columns
 
 
 def _with_get(plan: Plan, get: Get) -> Plan:
@@ -42,7 +33,7 @@ def _with_get(plan: Plan, get: Get) -> Plan:
 
 def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, cluster: str | None) -> Plan | None:
     """`side` reading an index on `key` instead of its relation, or None when there is none."""
-    node, columns = _through_projects(side)
+    node, columns = through_projects(side)
     if not isinstance(node, Get) or not key:
         return None
     wanted = tuple(k if columns is None else columns[k] for k in key)

@@ -123,8 +123,8 @@ class WebhookIngest:
     # -- RETENTION WINDOW ---------------------------------------------------------------------------
 
     def _start_retention(self, item: CatalogItem) -> None:
-        import json
-        window = json.loads(item.definition or "{}").get("retention_ms")
+        from storage.sources.controller import source_config
+        window = source_config(item).get("retention_ms")
         if window is not None and item.id not in self._retention:
             state = RetentionState(window, self.coord.read_ts())
             self._retention[item.id] = asyncio.ensure_future(self._retention_loop(item.id, state))

@@ -64,12 +64,18 @@ def _peek(workers, sent, id: str, as_of: int, upper: int | None = None) -> tuple
     return +rows, errors
 
 
-def test_joins_read_through_a_shared_index_equal_recomputation(tmp_path):
+def _with_index(tmp_path):
+    """Two workers holding tables l and r (empty, upper 1) and the index "ri" of r on k."""
     workers, sent = _replica(tmp_path)
     for w in workers:
         w.collections["l"] = CollectionTrace(L, 1)
         w.collections["r"] = CollectionTrace(R, 1)
     _on_all(workers, CreateDataflow("ri", ArrangeBy(Get("r", R), (0,)), 0, "index"))
+    return workers, sent
+
+
+def test_joins_read_through_a_shared_index_equal_recomputation(tmp_path):
+    workers, sent = _with_index(tmp_path)
     # The peek's plan probes the index's own arrangement on each worker.
     probe = Dataflow(JOIN, 0, LocalExchange(), shared=workers[0]._shared_arrangements(("l", "ri")))
     assert isinstance(probe.root.input, SharedJoinOp)
@@ -105,11 +111,7 @@ def test_joins_read_through_a_shared_index_equal_recomputation(tmp_path):
 
 
 def test_a_read_of_an_index_rebuilt_meanwhile_fails_with_40001(tmp_path):
-    workers, sent = _replica(tmp_path)
-    for w in workers:
-        w.collections["l"] = CollectionTrace(L, 1)
-        w.collections["r"] = CollectionTrace(R, 1)
-    _on_all(workers, CreateDataflow("ri", ArrangeBy(Get("r", R), (0,)), 0, "index"))
+    workers, sent = _with_index(tmp_path)
     _advance(workers, [{"l": _batch([(1, 5)], L, 1, 1), "r": _batch([(1, "a")], R, 1, 1)}, {}], 2)
     # A read at time 2 waits for the inputs to pass it; meanwhile the index is rebuilt.
     _on_all(workers, CreateDataflow("late", JOIN, 2, "peek"))
