@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dataflow.plan import Constant, Plan, output_types
+from planner.rules.common_subplans import share_common_subplans
 from planner.rules.constant_filters import evaluate_constant_filters
 from planner.rules.fold_constants import raise_deferred, raise_deferred_planned
 from planner.rules.join_constants import propagate_join_constants
@@ -23,10 +24,11 @@ from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeleteP
 
 def optimize(plan: Plan) -> Plan:
     """Every rule, in order, over one relational plan. The output columns never change. A
-    failing constant the pruned plan still reads is raised (`fold_constants`)."""
+    failing constant the pruned plan still reads is raised (`fold_constants`). Equal sub-plans
+    are merged last, once pruning has made them as alike as they get."""
     plan = evaluate_constant_filters(prune_columns(propagate_join_constants(plan)))
     raise_deferred_planned(plan)
-    return prune_empty(plan)
+    return share_common_subplans(prune_empty(plan))
 
 
 def optimize_statement(stmt: StatementPlan) -> StatementPlan:

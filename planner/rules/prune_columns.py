@@ -61,12 +61,27 @@ def prune_columns(plan: Plan) -> Plan:
     """The plan with every column that does not reach its output removed as early as possible.
     The output (count, order and types of columns) is unchanged."""
     width = len(output_types(plan))
+    widened: dict[int, frozenset[int]] = {}
     try:
-        pruned, kept = _Pruner().prune(plan, frozenset(range(width)))
+        for _ in range(_MAX_PASSES):
+            pruner = _Pruner(widened)
+            pruned, kept = pruner.prune(plan, frozenset(range(width)))
+            if not pruner.split:
+                break
+            widened = pruner.unions()
     except _CannotPrune:
         return plan
     assert kept == tuple(range(width)), (kept, width)
     return pruned
+
+
+# A node read by several parents that demand different columns is pruned once, to the union of
+# their demands (each parent narrows what it reads with a Project): pruning it per demand would
+# make one copy per parent, and a shared Reduce or Join would keep its state once per copy. The
+# union can only be known once every parent has been pruned, so the pass is repeated with the
+# unions of the last one until every node sees one demand (the unions only grow, so this ends;
+# a plan still split after the last pass is correct, just not shared).
+_MAX_PASSES = 8
 
 
 def remap_expr(expr: ScalarExpr, mapping: dict[int, int]) -> ScalarExpr:
@@ -119,12 +134,24 @@ class _Pruner:
     original output positions the new node outputs, ascending, a superset of `demanded`.
 
     Plans may share subtrees (a global aggregate reads its Reduce twice), so results are
-    memoised per (node, demand) to keep the pass linear."""
+    memoised per (node, demand) to keep the pass linear. `widened` holds, per node, the union of
+    the demands an earlier pass saw it get; `split` says whether some node got two different
+    demands in this one."""
 
-    def __init__(self) -> None:
+    def __init__(self, widened: dict[int, frozenset[int]]) -> None:
         self._memo: dict[tuple[int, frozenset[int]], tuple[Plan, Plan, tuple[int, ...]]] = {}
+        self._widened = widened
+        self._demands: dict[int, set[frozenset[int]]] = {}
+        self.split = False
+
+    def unions(self) -> dict[int, frozenset[int]]:
+        return {k: frozenset().union(*v) for k, v in self._demands.items()}
 
     def prune(self, plan: Plan, demanded: frozenset[int]) -> tuple[Plan, tuple[int, ...]]:
+        demanded = demanded | self._widened.get(id(plan), frozenset())
+        seen = self._demands.setdefault(id(plan), set())
+        seen.add(demanded)
+        self.split = self.split or len(seen) > 1
         key = (id(plan), demanded)
         hit = self._memo.get(key)
         if hit is not None and hit[0] is plan:
