@@ -164,25 +164,38 @@ a customer the batch touched have been read back (SELECTs after an acknowledged 
 serializable in Slipstream; PostgreSQL triggers are current at commit; the REFRESH / recompute
 systems refresh both views first; in-process systems are current when their step returns).
 Latency is per batch of one change; throughput = changes / total closed-loop time per batch size.
-Hydration: both views created over the already-loaded base and read back (Pathway: base rows
-pushed through its connector until both views show them). Peak RSS: all the system's processes
+Hydration: both views created over the already-loaded base and read back (Pathway, Flink and
+Spark: base rows pushed through their sources until both views show them; Flink's and Spark's
+figure includes planning and starting their streaming jobs). Peak RSS: all the system's processes
 (Slipstream: server + Spark JVM + workers; PostgreSQL: postmaster and backends; DuckDB, the engine
-and Pathway run in the measuring process, so their figure includes the workload's arrays).
+and Pathway run in the measuring process, Flink and Spark in a JVM that is its child, so their
+figures include the workload's arrays).
 Freshness: open loop, one write of 100 changes every 10 ms (10 000 changes/s target; the achieved
-rate is shown) while a `SUBSCRIBE v1 WITH (PROGRESS)` runs; lag = the first closed timestamp whose
-V1 totals match the write's expected totals, minus the write's acknowledgement (Pathway's "ack" is
-the hand-over to its input connector); the writer gives up after max(3 x duration, budget / 3) when
-the system cannot keep the rate. Every run ends by comparing both views, in full, with the ground
-truth of exactly the changes applied; a phase that overruns its budget stops early and says so.
+rate is shown) while a `SUBSCRIBE v1 WITH (PROGRESS)` runs (Pathway, Flink, Spark: their output
+callback, print sink and foreachBatch sink); lag = the first closed timestamp (Flink: the first V1
+row) whose V1 totals match the write's expected totals, minus the write's acknowledgement
+(Pathway's "ack" is the hand-over to its input connector, Flink's and Spark's the batch file's
+rename into the directory their source watches); the writer gives up after max(3 x duration,
+budget / 3) when the system cannot keep the rate. Every run ends by comparing both views, in
+full, with the ground truth of exactly the changes applied; a phase that overruns its budget stops
+early and says so.
 
 Systems: `slipstream-e2e` is the server as a user gets it with just the tables and views;
 `slipstream-e2e-idx` adds `CREATE INDEX ON orders (id)` after loading (PostgreSQL's tables have a
 primary key), so DELETE's reads become index lookups instead of scans of orders.
+`flink-sql` is Apache Flink SQL (PyFlink's local mini-cluster, parallelism 1) running the reference
+V1 and V2 SQL as one streaming job over a changelog source (Debezium JSON: an update is -U/+U, a
+delete -D) and the base snapshot, into print sinks read by the bench. `spark-structured` is Spark
+Structured Streaming (`local[2]`, micro-batches) over a stream of signed rows (diff +1/-1):
+count = sum(diff), sum = sum(diff * amount), V1 a stream-static join with customers, two
+queries in output mode update with foreachBatch sinks. Their module docstrings
+(bench/peers/flink_sql.py, spark_structured.py) give the details.
 
 Client specifics: Slipstream gets COPY (csv) for new rows and `DELETE ... WHERE id IN (...)` for
 old ones (no array parameters yet), in statements of at most 5 000 ids inside the batch's one
 transaction; PostgreSQL gets COPY and
-`DELETE ... WHERE id = ANY($1)`; DuckDB and Pathway get Arrow tables / rows directly.
+`DELETE ... WHERE id = ANY($1)`; DuckDB and Pathway get Arrow tables / rows directly; Flink gets
+one file of Debezium JSON events per batch, Spark one Parquet file of signed rows per batch.
 
 ![latency](../{rel}/latency.png)
 ![throughput](../{rel}/throughput.png)

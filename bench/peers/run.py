@@ -3,7 +3,8 @@
     .venv/bin/python -m bench.peers --sizes 100k,1M [--systems all] [--out bench/peers/results]
 
 Each (system, size) runs in its own child process (`--one`), so a crash, a missing peer or a
-memory peak stays with that system; Pathway's child uses the venv made by bench/setup.sh.
+memory peak stays with that system; the Pathway and Flink children use their own venvs made by
+bench/setup.sh (CHILD_VENVS).
 Children print progress lines (which system, which size, how far) straight to this terminal and
 write one JSON each; the parent gathers them into `results/run-<date>.json`, draws the plots and
 regenerates the peers section of docs/benchmarks.md (report.py).
@@ -27,8 +28,12 @@ from bench.common.workload import generate_base, generate_changes, parse_size, s
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PATHWAY_PYTHON = REPO_ROOT / "bench" / ".venv-pathway" / "bin" / "python"
+FLINK_PYTHON = REPO_ROOT / "bench" / ".venv-flink" / "bin" / "python"
+# Peers whose packages conflict with the project's venv: (interpreter, module to import, name).
+CHILD_VENVS = {"pathway-stream": (PATHWAY_PYTHON, "pathway", "Pathway"),
+               "flink-sql": (FLINK_PYTHON, "pyflink.table", "PyFlink")}
 SYSTEMS = ("slipstream-e2e", "slipstream-e2e-idx", "engine-inproc", "pg-refresh", "pg-triggers", "duckdb-recompute",
-           "pathway-stream")
+           "pathway-stream", "flink-sql", "spark-structured")
 CHILD_TIMEOUT_S = 1500
 
 
@@ -51,6 +56,12 @@ def make_system(name: str):
     if name == "pathway-stream":
         from bench.peers.pathway_stream import PathwayStream
         return PathwayStream()
+    if name == "flink-sql":
+        from bench.peers.flink_sql import FlinkSQL
+        return FlinkSQL()
+    if name == "spark-structured":
+        from bench.peers.spark_structured import SparkStructured
+        return SparkStructured()
     raise SystemExit(f"unknown system {name!r}; choose from {', '.join(SYSTEMS)}")
 
 
@@ -74,6 +85,14 @@ def versions(system: str) -> dict[str, str]:
         elif system == "pathway-stream":
             import pathway
             out["pathway"] = pathway.__version__
+        elif system == "flink-sql":
+            import pyflink.version
+            out["flink"] = pyflink.version.__version__
+            out["java"] = _java_version()
+        elif system == "spark-structured":
+            import pyspark
+            out["pyspark"] = pyspark.__version__
+            out["java"] = _java_version()
         else:
             import pyarrow
             import pyspark
@@ -83,6 +102,13 @@ def versions(system: str) -> dict[str, str]:
     except Exception as exc:  # a version we cannot read is not a reason to fail the run
         out["error"] = repr(exc)
     return out
+
+
+def _java_version() -> str:
+    """The first line of `java -version` (what PyFlink and PySpark start)."""
+    java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else "java"
+    probe = subprocess.run([java, "-version"], text=True, capture_output=True)
+    return (probe.stderr or probe.stdout).strip().splitlines()[0]
 
 
 def run_one(args: argparse.Namespace) -> None:
@@ -105,14 +131,16 @@ def run_one(args: argparse.Namespace) -> None:
 
 
 def child_python(system: str) -> tuple[str | None, str]:
-    if system != "pathway-stream":
+    if system not in CHILD_VENVS:
         return sys.executable, ""
-    if not PATHWAY_PYTHON.exists():
-        return None, f"Pathway is not installed: run bench/setup.sh (expected {PATHWAY_PYTHON})"
-    probe = subprocess.run([str(PATHWAY_PYTHON), "-c", "import pathway"], capture_output=True, text=True)
+    python, module, what = CHILD_VENVS[system]
+    if not python.exists():
+        rel = python.relative_to(REPO_ROOT)
+        return None, f"{what} is not installed: run bench/setup.sh (expected {rel})"
+    probe = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True, text=True)
     if probe.returncode != 0:
-        return None, f"Pathway does not import here: {probe.stderr.strip()[-500:]}"
-    return str(PATHWAY_PYTHON), ""
+        return None, f"{what} does not import here: {probe.stderr.strip()[-500:]}"
+    return str(python), ""
 
 
 def run_all(args: argparse.Namespace) -> Path:

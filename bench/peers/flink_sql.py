@@ -1,0 +1,283 @@
+"""Apache Flink SQL (PyFlink, the `apache-flink` package: a local mini-cluster in one JVM,
+parallelism 1) computing V1 and V2 as continuous SQL queries over a changelog.
+
+Runs in its own venv made by bench/setup.sh (bench/.venv-flink): PyFlink pins older pandas,
+pyarrow and apache-beam than the project uses.
+
+How the workload maps onto Flink:
+- orders = `orders_base UNION ALL orders_changes`: the base is a CSV file (filesystem connector,
+  bounded; the snapshot), the changes a directory watched by the filesystem connector
+  (`source.monitor-interval` 10 ms) in the `debezium-json` format, so they are a changelog with
+  retractions: an update is one `"op":"u"` event (-U old version, +U new version), a delete
+  `"op":"d"` (-D), an insert `"op":"c"` (+I). A batch is one file, written aside and renamed into
+  the directory (the write's acknowledgement). customers is a bounded CSV source.
+- V1 and V2 are the reference SQL, unchanged, in one job (a statement set; the sources are shared),
+  each `INSERT`ed into a `print` sink. The JVM's stdout is a pipe to this process, where a thread
+  folds the changelog rows (+I/+U set a row, -U/-D remove it) into V1 and V2 as dicts.
+- Flink's defaults except two latency settings a Flink user would make: network buffers flushed
+  after every record (`execution.buffer-timeout.interval` 0 ms instead of 100 ms) and the 10 ms
+  directory poll. No mini-batch aggregation (so every input row makes its own -U/+U pair), heap
+  state backend, no checkpoints.
+
+Flink does not say which input an output row belongs to, so "current" is decided by content as for
+Pathway: a batch is done when V1 equals its expected contents and V2's totals (orders, amount)
+equal the expected ones. Hydration is the job submitted over the base files until both views show
+them (ingest, join and aggregation of the base are one step here). Freshness: the print sink is
+the subscription; V1's totals are reported after every V1 row that arrives. Memory is this
+process's tree (the Python driver and the Flink JVM, its child).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from bench.common.workload import ChangeBatch, Workload
+from bench.peers.expected import ExpectedViews
+
+WAIT_S = 600.0
+MONITOR_INTERVAL = "10ms"
+BUFFER_TIMEOUT = "0ms"
+
+ORDERS_COLUMNS = "id BIGINT, customer_id BIGINT, amount BIGINT, status STRING"
+V1_INSERT = ("INSERT INTO v1_out SELECT c.region, count(*), sum(o.amount) FROM orders o JOIN customers c "
+             "ON o.customer_id = c.id WHERE o.status = 'captured' GROUP BY c.region")
+V2_INSERT = "INSERT INTO v2_out SELECT customer_id, count(*), sum(amount) FROM orders GROUP BY customer_id"
+
+
+class FlinkSQL:
+    name = "flink-sql"
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.v1: dict[str, tuple[int, int]] = {}
+        self.v2: dict[int, tuple[int, int]] = {}
+        self.v2_totals = [0, 0]
+        self.v1_totals = [0, 0]
+        self.on_v1_state: Callable[[float, int, int], None] | None = None
+        self.jvm = None
+        self.result = None
+        self.reader: threading.Thread | None = None
+        self.reader_error: BaseException | None = None
+        self.seq = 0
+
+    async def start(self) -> None:
+        import pyflink.pyflink_gateway_server as gateway_server
+        from pyflink.common import Configuration
+        from pyflink.table import EnvironmentSettings, TableEnvironment
+
+        # The print sink writes to the JVM's stdout: make that a pipe into this process.
+        read_fd, write_fd = os.pipe()
+        real_popen = gateway_server.Popen
+
+        def popen(*args, **kwargs):
+            kwargs["stdout"] = write_fd
+            self.jvm = real_popen(*args, **kwargs)
+            return self.jvm
+
+        gateway_server.Popen = popen
+        try:
+            conf = Configuration()
+            conf.set_string("parallelism.default", "1")
+            conf.set_string("execution.buffer-timeout.interval", BUFFER_TIMEOUT)
+            conf.set_string("pipeline.name", "slipstream-bench-v1-v2")
+            settings = EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build()
+            self.tenv = TableEnvironment.create(settings)
+        finally:
+            gateway_server.Popen = real_popen
+            os.close(write_fd)
+        if self.jvm is None:
+            raise RuntimeError("PyFlink did not start its JVM through the expected launcher")
+        try:  # a larger pipe lets the JVM run ahead of the reader in bursts
+            import fcntl
+            fcntl.fcntl(read_fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+        except OSError:
+            pass
+        self.read_fd = read_fd
+        self.reader = threading.Thread(target=self._read, name="flink-print-reader", daemon=True)
+        self.reader.start()
+        self.dir = Path(tempfile.mkdtemp(prefix="bench-flink-"))
+        for sub in ("base", "changes", "customers"):
+            (self.dir / sub).mkdir()
+
+    # -- the print sink's rows ----------------------------------------------------------------
+    # A row is printed as `V2> -U[customer_id, count, sum]` (`+I`/`+U` set the key's row,
+    # `-U`/`-D` remove it); the reader applies them in order and keeps each view's totals.
+    def _read(self) -> None:
+        rest = b""
+        try:
+            while True:
+                chunk = os.read(self.read_fd, 1 << 20)
+                if not chunk:
+                    return
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                self._apply(lines)
+        except BaseException as exc:  # the waiter reports it
+            self.reader_error = exc
+        finally:
+            with self.cond:
+                self.cond.notify_all()
+
+    def _apply(self, lines: list[bytes]) -> None:
+        at = time.perf_counter()
+        cb = self.on_v1_state
+        v1, v2, t1, t2 = self.v1, self.v2, self.v1_totals, self.v2_totals
+        with self.cond:
+            for line in lines:
+                tag = line[:4]
+                if tag == b"V2> ":
+                    k, c, s = line[7:-1].split(b", ")
+                    k, c, s = int(k), int(c), int(s)
+                    if line[4] == 43:  # '+': +I / +U
+                        v2[k] = (c, s)
+                        t2[0] += c
+                        t2[1] += s
+                    else:              # '-': -U / -D
+                        v2.pop(k, None)
+                        t2[0] -= c
+                        t2[1] -= s
+                elif tag == b"V1> ":
+                    r, c, s = line[7:-1].split(b", ")
+                    r, c, s = r.decode(), int(c), int(s)
+                    if line[4] == 43:
+                        v1[r] = (c, s)
+                        t1[0] += c
+                        t1[1] += s
+                    else:
+                        v1.pop(r, None)
+                        t1[0] -= c
+                        t1[1] -= s
+                    if cb is not None:
+                        cb(at, t1[0], t1[1])
+            self.cond.notify_all()
+
+    # -- the PeerSystem interface -----------------------------------------------------------
+    async def load_base(self, w: Workload) -> None:
+        opts = pacsv.WriteOptions(include_header=False)
+        pacsv.write_csv(w.customers(), self.dir / "customers" / "customers.csv", opts)
+        pacsv.write_csv(w.orders(), self.dir / "base" / "orders.csv", opts)
+        self.expected = ExpectedViews(w)
+        t = self.tenv
+        t.execute_sql(f"CREATE TABLE customers (id BIGINT, region STRING) WITH ('connector' = 'filesystem', "
+                      f"'path' = '{self.dir / 'customers'}', 'format' = 'csv')")
+        t.execute_sql(f"CREATE TABLE orders_base ({ORDERS_COLUMNS}) WITH ('connector' = 'filesystem', "
+                      f"'path' = '{self.dir / 'base'}', 'format' = 'csv')")
+        t.execute_sql(f"CREATE TABLE orders_changes ({ORDERS_COLUMNS}) WITH ('connector' = 'filesystem', "
+                      f"'path' = '{self.dir / 'changes'}', 'format' = 'debezium-json', "
+                      f"'source.monitor-interval' = '{MONITOR_INTERVAL}')")
+        t.execute_sql("CREATE VIEW orders AS SELECT * FROM orders_base UNION ALL SELECT * FROM orders_changes")
+        t.execute_sql("CREATE TABLE v1_out (region STRING, n BIGINT, total BIGINT) "
+                      "WITH ('connector' = 'print', 'print-identifier' = 'V1')")
+        t.execute_sql("CREATE TABLE v2_out (customer_id BIGINT, n BIGINT, total BIGINT) "
+                      "WITH ('connector' = 'print', 'print-identifier' = 'V2')")
+
+    async def hydrate(self) -> None:
+        statements = self.tenv.create_statement_set()
+        statements.add_insert_sql(V1_INSERT)
+        statements.add_insert_sql(V2_INSERT)
+        self.result = statements.execute()  # returns once the job is submitted
+        self._wait_current()
+
+    def _current(self) -> bool:
+        return self.v2_totals == self.expected.v2_totals and self.v1 == self.expected.v1
+
+    def _wait_current(self) -> None:
+        deadline = time.monotonic() + WAIT_S
+        with self.cond:
+            while not self._current():
+                if self.reader_error is not None or not self.reader.is_alive():
+                    raise RuntimeError(f"Flink's output stopped ({self.reader_error!r}); "
+                                       f"JVM exit code {self.jvm.poll()}")
+                if time.monotonic() > deadline:
+                    raise TimeoutError("Flink's views did not become current")
+                self.cond.wait(1.0)
+
+    async def write(self, batch: ChangeBatch) -> None:
+        self.expected.add(batch)
+        self.seq += 1
+        name = f"{self.seq:08d}.json"
+        tmp = self.dir / "changes" / f".{name}"  # hidden files are not read
+        tmp.write_text(_debezium(batch))
+        os.rename(tmp, self.dir / "changes" / name)
+
+    async def apply(self, batch: ChangeBatch, probe_customer: int) -> None:
+        await self.write(batch)
+        self._wait_current()
+
+    async def subscribe_v1(self, on_state: Callable[[float, int, int], None]) -> Callable[[], Awaitable[None]]:
+        with self.cond:
+            self.on_v1_state = on_state
+            c, s = self.v1_totals
+        on_state(time.perf_counter(), c, s)
+
+        async def stop() -> None:
+            self.on_v1_state = None
+        return stop
+
+    async def read_views(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        self._wait_current()
+        with self.cond:
+            v1 = pd.DataFrame([(k, *v) for k, v in self.v1.items()], columns=["region", "count", "sum"])
+            v2 = pd.DataFrame([(k, *v) for k, v in self.v2.items()], columns=["customer_id", "count", "sum"])
+        return v1, v2
+
+    def pids(self) -> list[int]:
+        return [os.getpid()]  # the JVM is a child of this process
+
+    async def stop(self) -> None:
+        if self.result is not None:
+            try:
+                self.result.get_job_client().cancel().result()
+            except Exception:
+                pass
+        if self.jvm is not None:
+            from pyflink.java_gateway import get_gateway
+            get_gateway().close()  # no more calls into the JVM (nor from Python's finalizers)
+            self.jvm.terminate()
+            try:
+                self.jvm.wait(30)
+            except Exception:
+                self.jvm.kill()
+        if self.reader is not None:
+            self.reader.join(10)
+        if hasattr(self, "dir"):
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _json_rows(t: pa.Table) -> tuple[np.ndarray, list[str]]:
+    ids = t["id"].to_numpy()
+    rows = [f'{{"id":{i},"customer_id":{c},"amount":{a},"status":"{s}"}}'
+            for i, c, a, s in zip(ids.tolist(), t["customer_id"].to_pylist(), t["amount"].to_pylist(),
+                                  t["status"].to_pylist())]
+    return ids, rows
+
+
+def _debezium(batch: ChangeBatch) -> str:
+    """The batch as Debezium change events, one per line: an id in both deletes and inserts is
+    an update ("u": before and after), the rest deletes ("d") and inserts ("c")."""
+    old_ids, old = _json_rows(batch.deletes)
+    new_ids, new = _json_rows(batch.inserts)
+    new_at = {int(i): k for k, i in enumerate(new_ids.tolist())}
+    lines = []
+    paired = np.zeros(len(new), dtype=bool)
+    for i, before in zip(old_ids.tolist(), old):
+        k = new_at.get(i)
+        if k is None:
+            lines.append(f'{{"before":{before},"after":null,"op":"d"}}')
+        else:
+            paired[k] = True
+            lines.append(f'{{"before":{before},"after":{new[k]},"op":"u"}}')
+    for k in np.flatnonzero(~paired).tolist():
+        lines.append(f'{{"before":null,"after":{new[k]},"op":"c"}}')
+    return "\n".join(lines) + "\n"
