@@ -23,10 +23,13 @@ from dataflow.types import INT8, SqlType
 
 @dataclass(frozen=True)
 class Get:
-    """Read a collection (a table's or materialized view's shard, or an index) by global id."""
+    """Read a collection (a table's or materialized view's shard, or an index) by global id.
+    `append_only`: the collection only ever gains rows (a source without deletions), so the
+    operators above it may keep less state (planner/rules/append_only.py)."""
 
     id: str
     types: tuple[SqlType, ...]
+    append_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class Reduce:
     input: "Plan"
     group_key: tuple[int, ...]
     aggregates: tuple[AggregateExpr, ...]
+    monotonic: bool = False  # the input never retracts: min/max keep only the current extremum
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,7 @@ class TopK:
     order_by: tuple[tuple[int, bool, bool], ...]
     limit: int | None
     offset: int = 0
+    monotonic: bool = False  # the input never retracts: only each group's first rows are kept
 
 
 @dataclass(frozen=True)

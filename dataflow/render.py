@@ -109,14 +109,14 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
             return SharedJoinOp(other, side, ok, sk, arrangement, width, columns, shared_is_left, schema, rt, path)
         return JoinOp(sub(plan.left, 0), sub(plan.right, 1), plan.left_key, plan.right_key, schema, rt, path)
     if isinstance(plan, Reduce):
-        return ReduceOp(sub(plan.input, 0), plan.group_key, plan.aggregates, schema, rt, path)
+        return ReduceOp(sub(plan.input, 0), plan.group_key, plan.aggregates, schema, rt, path, plan.monotonic)
     if isinstance(plan, Distinct):
         return DistinctOp(sub(plan.input, 0), len(schema) - 2, schema, rt, path)
     if isinstance(plan, Threshold):
         return ThresholdOp(sub(plan.input, 0), len(schema) - 2, schema, rt, path)
     if isinstance(plan, TopK):
         return TopKOp(sub(plan.input, 0), plan.group_key, plan.order_by, plan.limit, plan.offset,
-                      schema, rt, path)
+                      schema, rt, path, plan.monotonic)
     if isinstance(plan, Window):
         return WindowOp(sub(plan.input, 0), plan.partition_key, plan.order_by, plan.funcs, schema, rt, path)
     if isinstance(plan, ArrangeBy):

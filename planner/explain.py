@@ -103,14 +103,19 @@ def _line(p: Plan) -> str:
         arranged = f"  arranges: left by [{_cols(p.left_key)}], right by [{_cols(p.right_key)}]"
         return (f"Join on=({keys})" if keys else "CrossJoin") + arranged
     if isinstance(p, Reduce):
+        extremum_kept = p.monotonic and any(a.func in ("min", "max") for a in p.aggregates)
         keeps = "the group's count and accumulators" if not any(
-            a.func in ("min", "max") or a.distinct or a.order_by for a in p.aggregates) else \
+            (a.func in ("min", "max") and not p.monotonic) or a.distinct or a.order_by for a in p.aggregates) else \
             "the group's values (min/max, DISTINCT or ordered aggregates)"
+        if extremum_kept:
+            keeps += " (append-only input: min/max keep their current value only)"
         return (f"Reduce group_by=[{_cols(p.group_key)}] aggregates=[{', '.join(_agg(a) for a in p.aggregates)}]"
                 f"  arranges: by [{_cols(p.group_key)}], {keeps}")
     if isinstance(p, TopK):
+        kept = ("each group's first offset+limit rows (append-only input)" if p.monotonic
+                else f"input by [{_cols(p.group_key)}]")
         return (f"TopK group_by=[{_cols(p.group_key)}] order_by=[{_order(p.order_by)}] "
-                f"limit={p.limit} offset={p.offset}  arranges: input by [{_cols(p.group_key)}]")
+                f"limit={p.limit} offset={p.offset}  arranges: {kept}")
     if isinstance(p, Window):
         funcs = ", ".join(f"{f.func}({_cols(f.args)}){_frame(f.frame)}" for f in p.funcs)
         return (f"Window partition_by=[{_cols(p.partition_key)}] order_by=[{_order(p.order_by)}] "

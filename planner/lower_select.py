@@ -155,6 +155,9 @@ def plan_catalog_item(item: CatalogItem, ctx: PlanContext) -> Plan:
     """A relation read: Get for tables/materialized views/indexed views, else the inlined view."""
     ctx.depends_on.append(item.id)
     types = tuple(c.type for c in item.columns)
+    if item.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE) and item.is_input:
+        from storage.sources.growth import append_only
+        return Get(item.id, types, append_only=append_only(item, ctx.catalog))
     if item.kind in (ItemKind.TABLE, ItemKind.MATERIALIZED_VIEW) or item.is_input:
         return Get(item.id, types)
     if item.kind is ItemKind.SOURCE:

@@ -8,8 +8,8 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from dataflow.batch import TIME, concat
-from dataflow.errors import SqlError
+from dataflow.batch import DIFF, TIME, concat
+from dataflow.errors import SqlError, SqlState
 from dataflow.exchange import Exchange
 
 
@@ -87,4 +87,13 @@ def at_time(table: pa.Table, time: int, diff: np.ndarray | None = None) -> pa.Ta
                                 names=names)
 
 
-__all__ = ["Runtime", "StepContext", "Operator", "split_by_time", "at_time", "concat"]
+def check_no_retractions(batch: pa.Table) -> None:
+    """An operator planned over an input that only gains rows (planner/rules/append_only.py)
+    keeps too little state to answer a retraction: one reaching it fails the dataflow rather
+    than give a wrong answer."""
+    if batch.num_rows and (batch[DIFF].to_numpy() < 0).any():
+        raise SqlError(SqlState.INTERNAL_ERROR,
+                       "internal error: a deletion reached an operator planned for an input that only gains rows")
+
+
+__all__ = ["Runtime", "StepContext", "Operator", "split_by_time", "at_time", "check_no_retractions", "concat"]

@@ -35,7 +35,7 @@ from dataflow.decimal_util import (check_exact_rescale, check_unconstrained_rang
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import AggregateExpr
 from dataflow.float_sum import ExactFloatSums
-from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
+from dataflow.operators.base import Operator, Runtime, StepContext, at_time, check_no_retractions, split_by_time
 from dataflow.operators.keyindex import KeyIndex
 from dataflow.operators.reduce_aggs import (MOMENTS, ORDERED_SET, REGRESSION, _Bits, _Bools, _grow, _Moments,
                                             _OrderedSet, _Regression, _StringAgg)
@@ -312,10 +312,30 @@ class _FromMultiset:
                 res = from_unscaled(div_round(rescale(v, scale_of(sums.type), s_out),
                                               np.maximum(cnt, 1).astype(object)), present, s_out)
         else:
-            res = r[f"v_{func}"].combine_chunks().take(take)
+            res = r[f"v_{func}"].combine_chunks()
+            if func in ("min", "max") and pa.types.is_floating(res.type):
+                res = _nan_extremum(gt, r, func)
+            res = res.take(take)
         res = conform(res, out)
         fill = pa.scalar(0, out.arrow) if agg.func == "count" else pa.scalar(None, out.arrow)
         return pc.if_else(pa.array(present), res, fill)
+
+
+def _nan_extremum(values: pa.Table, grouped: pa.Table, func: str) -> pa.Array:
+    """`grouped`'s min/max column (groups of `values` by "slot", in `grouped`'s order) with NaN
+    counted as PostgreSQL counts it, greater than every number: Arrow's min/max skip NaN. A
+    group's max is NaN if it has one; its min only if it has nothing else."""
+    v = values["v"]
+    nan = pc.fill_null(pc.is_nan(v), False)
+    flags = pa.table({"slot": values["slot"], "nan": nan, "num": pc.invert(nan)}).group_by(
+        "slot", use_threads=False).aggregate([("nan", "any"), ("num", "any")])
+    order = np.argsort(flags["slot"].to_numpy())
+    pos = order[np.searchsorted(flags["slot"].to_numpy()[order], grouped["slot"].to_numpy())]
+    any_nan = flags["nan_any"].to_numpy(zero_copy_only=False)[pos]
+    any_num = flags["num_any"].to_numpy(zero_copy_only=False)[pos]
+    is_nan = any_nan if func == "max" else any_nan & ~any_num
+    res = grouped[f"v_{func}"].combine_chunks()
+    return pc.if_else(pa.array(is_nan), pa.scalar(float("nan"), res.type), res)
 
 
 def _objects(arr: pa.Array) -> np.ndarray:
@@ -330,8 +350,9 @@ class _MinMax(_FromMultiset):
     vectorised comparison; only a retraction that reaches the extremum forces the group to be
     recomputed from the multiset. So a big group costs O(delta), not O(group), per time."""
 
-    def __init__(self, agg: AggregateExpr) -> None:
+    def __init__(self, agg: AggregateExpr, monotonic: bool = False) -> None:
         super().__init__(agg)
+        self.monotonic = monotonic  # no retraction can come: the multiset is never needed
         self.cache = np.empty(0, object)      # extremum per slot; None = group has no values
         self.known = np.zeros(0, bool)
         self.value_type: pa.DataType | None = None
@@ -344,6 +365,12 @@ class _MinMax(_FromMultiset):
             self.known = np.concatenate([self.known, np.ones(n, bool)])
 
     def _better(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a strictly before b in the aggregate's direction; NaN is the greatest float."""
+        if self.value_type is not None and pa.types.is_floating(self.value_type):
+            a, b = a.astype(np.float64), b.astype(np.float64)
+            na, nb = np.isnan(a), np.isnan(b)
+            with np.errstate(invalid="ignore"):
+                return (a < b) | (nb & ~na) if self.agg.func == "min" else (a > b) | (na & ~nb)
         return (a < b) if self.agg.func == "min" else (a > b)
 
     def insert(self, slots: np.ndarray, values: pa.Array, diff: np.ndarray, time: int) -> None:
@@ -359,8 +386,13 @@ class _MinMax(_FromMultiset):
             s_all = net["s"].to_numpy()
             pos, neg = d > 0, d < 0
             if pos.any():
-                g = net.filter(pa.array(pos)).group_by("s", use_threads=False).aggregate([("v", self.agg.func)])
-                gs, gv = g["s"].to_numpy(), _objects(g[f"v_{self.agg.func}"].combine_chunks())
+                added = net.filter(pa.array(pos))
+                g = added.group_by("s", use_threads=False).aggregate([("v", self.agg.func)])
+                best = g[f"v_{self.agg.func}"].combine_chunks()
+                if pa.types.is_floating(best.type):
+                    best = _nan_extremum(pa.table({"slot": added["s"], "v": added["v"]}),
+                                         pa.table({"slot": g["s"], f"v_{self.agg.func}": best}), self.agg.func)
+                gs, gv = g["s"].to_numpy(), _objects(best)
                 k = self.known[gs]
                 gs, gv = gs[k], gv[k]
                 cur = self.cache[gs]
@@ -376,7 +408,8 @@ class _MinMax(_FromMultiset):
                 # A retraction at or beyond the extremum may remove it: recompute that group.
                 hit = has & ~self._better(safe_cur, rv).astype(bool)
                 self.known[rs[hit]] = False
-        super().insert(slots, values, diff, time)
+        if not self.monotonic:
+            super().insert(slots, values, diff, time)
 
     def result(self, touched: np.ndarray, counts: np.ndarray | None = None) -> pa.Array:
         unknown = ~self.known[touched]
@@ -389,9 +422,9 @@ class _MinMax(_FromMultiset):
         return conform(pa.array(self.cache[touched], type=vt), self.agg.type)
 
 
-def _state_for(agg: AggregateExpr):
+def _state_for(agg: AggregateExpr, monotonic: bool = False):
     if agg.func in ("min", "max"):
-        return _MinMax(agg)
+        return _MinMax(agg, monotonic)
     if agg.func == "string_agg":
         return _StringAgg(agg)
     if agg.func in ("bool_and", "bool_or"):
@@ -412,13 +445,14 @@ class ReduceOp(Operator):
     output_consolidated = True
 
     def __init__(self, input: Operator, group_key: tuple[int, ...], aggregates: tuple[AggregateExpr, ...],
-                 schema: pa.Schema, rt: Runtime, path: str):
+                 schema: pa.Schema, rt: Runtime, path: str, monotonic: bool = False):
         self.input, self.key, self.aggs = input, tuple(group_key), tuple(aggregates)
         self.schema, self.rt, self.path = schema, rt, path
+        self.monotonic = monotonic  # planned over an input that never retracts
         self.index = KeyIndex(len(self.key))
         self.counts = np.zeros(0, np.int64)
         self.arg_fns = [[compile_expr(e) for e in a.inputs()] for a in self.aggs]
-        self.states = [_state_for(a) for a in self.aggs]
+        self.states = [_state_for(a, monotonic) for a in self.aggs]
 
     def step(self, ctx: StepContext) -> pa.Table:
         delta = self.rt.shuffle(f"{self.path}/reduce", self.input.step(ctx), self.key)
@@ -432,6 +466,8 @@ class ReduceOp(Operator):
         return cols, exists
 
     def _apply(self, delta: pa.Table, upper: int) -> pa.Table:
+        if self.monotonic:
+            check_no_retractions(delta)
         out = []
         for time, sub in split_by_time(delta):
             args = [[f(sub) for f in fns] for fns in self.arg_fns]

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 from dataflow import interval
 from dataflow.arrangement import Arrangement
 from dataflow.batch import DIFF, TIME, advance_times, concat, consolidate, hash_columns, negate
-from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
+from dataflow.operators.base import Operator, Runtime, StepContext, at_time, check_no_retractions, split_by_time
 
 
 def _sortable(c) -> list[pa.Array]:
@@ -81,12 +81,16 @@ class TopKOp(Operator):
     """Besides the whole input (for recomputation), TopK with a LIMIT caches each group's
     *prefix*: its first offset+limit rows. Insertions merge into the prefix (O(delta + prefix));
     only a retraction of a row inside the prefix forces that group to be recomputed from the full
-    arrangement. So `ORDER BY x LIMIT 10` over a big collection stays cheap per update."""
+    arrangement. So `ORDER BY x LIMIT 10` over a big collection stays cheap per update. Over an
+    input planned as never retracting (`monotonic`), the whole input is not kept at all."""
 
     def __init__(self, input: Operator, group_key, order_by, limit, offset, schema: pa.Schema,
-                 rt: Runtime, path: str):
+                 rt: Runtime, path: str, monotonic: bool = False):
         self.input, self.schema, self.rt, self.path = input, schema, rt, path
         self.key, self.order_by, self.limit, self.offset = tuple(group_key), tuple(order_by), limit, offset
+        # Over an input that never retracts (and with a LIMIT), no group is ever recomputed:
+        # the prefixes are all the state there is.
+        self.prefix_only = monotonic and limit is not None
         self.trace = Arrangement(self.key)
         self.prefix = Arrangement(self.key)
 
@@ -100,6 +104,8 @@ class TopKOp(Operator):
         return top_rows(updates, self.key, self.order_by, limit, offset, time).cast(self.schema)
 
     def _apply(self, delta: pa.Table, upper: int) -> pa.Table:
+        if self.prefix_only:
+            check_no_retractions(delta)
         out = []
         for time, sub in split_by_time(delta):
             if self.limit is None:
@@ -120,7 +126,8 @@ class TopKOp(Operator):
         arity = sub.num_columns - 2
         net = consolidate(advance_times(sub, time))
         old_p = self._top(self.prefix.lookup(net, self.key), k, 0, time)
-        self.trace.insert(sub)
+        if not self.prefix_only:
+            self.trace.insert(sub)
         # Groups where a row of the prefix is retracted must be recomputed from scratch.
         neg = net.filter(pc.less(net[DIFF], 0))
         redo = np.zeros(0, np.uint64)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from dataflow.plan import Constant, Plan, output_types
+from planner.rules.append_only import use_monotonic_operators
 from planner.rules.common_subplans import share_common_subplans
 from planner.rules.constant_filters import evaluate_constant_filters
 from planner.rules.fold_constants import raise_deferred, raise_deferred_planned
@@ -28,7 +29,7 @@ def optimize(plan: Plan) -> Plan:
     are merged last, once pruning has made them as alike as they get."""
     plan = evaluate_constant_filters(prune_columns(propagate_join_constants(plan)))
     raise_deferred_planned(plan)
-    return share_common_subplans(prune_empty(plan))
+    return share_common_subplans(use_monotonic_operators(prune_empty(plan)))
 
 
 def optimize_statement(stmt: StatementPlan) -> StatementPlan:

@@ -35,6 +35,7 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.types import INT8, Column
 from storage.sources import make_generator
 from storage.sources.base import Generator, LoadGenOptions, SourceStatistics, updates
+from storage.sources.growth import growth, source_config
 from storage.sources.retention import RetentionState, compaction_hold, expired
 
 if TYPE_CHECKING:
@@ -49,10 +50,6 @@ RETRY_SECONDS = (0.5, 1, 2, 5, 10, 30)
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def source_config(item: CatalogItem) -> dict:
-    return json.loads(item.definition or "{}")
 
 
 class SourceController:
@@ -90,26 +87,7 @@ class SourceController:
     def retention_window(self, item: CatalogItem) -> int | None:
         """The RETENTION WINDOW (ms) that applies to `item`'s rows: a webhook source's, or a
         load generator's for its growing outputs; None for everything else."""
-        cfg = source_config(item) if item.kind in (ItemKind.SOURCE, ItemKind.SUBSOURCE) else {}
-        if item.kind is ItemKind.SUBSOURCE:
-            if cfg.get("output") in (None, "progress") or "source" not in cfg:
-                return None
-            try:
-                source = self.coord.catalog.get(cfg["source"])
-            except SqlError:
-                return None
-            output = cfg["output"]
-        else:
-            source, output = item, None
-        scfg = source_config(source)
-        window = scfg.get("retention_ms")
-        if window is None:
-            return None
-        if scfg.get("type") == "webhook":
-            return window
-        if scfg.get("type") == "load-generator" and output in self.generator(source).growing():
-            return window
-        return None
+        return growth(item, self.coord.catalog)[1]
 
     def compaction_hold(self, item: CatalogItem) -> int | None:
         """The time before which `item`'s shard may not be compacted, or None (no limit)."""

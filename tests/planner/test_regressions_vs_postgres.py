@@ -88,6 +88,13 @@ QUERIES = [
     "SELECT d FROM t UNION ALL SELECT NULL", "SELECT i FROM t INTERSECT SELECT '1'",
     # Floats: NaN is the greatest value and equals itself.
     "SELECT i FROM t WHERE f = 'NaN'::float8", "SELECT max(f), min(f) FROM t",
+    # NaN is the greatest float: a group's max is NaN once it has one, its min only if it has
+    # nothing else (Arrow's min/max skip NaN: a group of NaN and 4 had max 4).
+    "SELECT g, max(r), min(r), max(d), min(d) FROM fs GROUP BY g",
+    "SELECT max(x), min(x) FROM (VALUES (1.0::float8), ('NaN'), (-0.0)) v(x)",
+    "SELECT min(x) FROM (VALUES ('NaN'::real), ('NaN')) v(x)",
+    "SELECT g, r, max(r) OVER (PARTITION BY g), min(r) OVER (PARTITION BY g ORDER BY d) FROM fs",
+    "SELECT greatest(r, 1), least(r, 100), greatest(d, 'NaN') FROM fs",
     "SELECT count(*) FROM t a JOIN t b ON a.f = b.f",
     # min/max(boolean) does not exist in PostgreSQL.
     "SELECT min(b) FROM t",
