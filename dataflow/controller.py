@@ -35,8 +35,8 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.fast_peek import FastPeekPlan, fast_peek_plan, route
 from dataflow.plan import Plan, collections_read, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
-                               DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, PeekResult,
-                               PeekResults, Shutdown, WorkerError)
+                               DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
+                               PeekResult, PeekResults, Shutdown, WorkerError)
 from dataflow.transport import encode_frame, read_frame_async
 from dataflow.types import SqlType
 
@@ -127,6 +127,11 @@ class ComputeController:
         self._spark = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.collections: dict[str, tuple[tuple[SqlType, ...], int]] = {}  # id -> (types, upper)
+        # Imports sent and not yet read: id -> {(replica, worker): the time the worker reads at}.
+        # Persist must not compact the shard past it (`import_hold`): a worker busy with earlier
+        # commands reads later, after more writes, and a shard compacted meanwhile cannot give it
+        # the contents at that time (the replica failed and restarted).
+        self._importing: dict[str, dict[tuple[str, int], int]] = {}
         # Collections (views, indexes) whose dataflow hit an evaluation error, recorded as soon
         # as the workers report it (the owner may share its own dict here).
         self.errors: dict[str, SqlError] = {}
@@ -216,9 +221,24 @@ class ComputeController:
         if not replica.dropped:  # (dropped while it started)
             self._sync(replica)
 
+    def _imported(self, id: str, done) -> None:
+        waiting = self._importing.get(id)
+        if waiting is not None:
+            for key in [k for k in waiting if done(k)]:
+                del waiting[key]
+            if not waiting:
+                del self._importing[id]
+
+    def import_hold(self, id: str) -> int | None:
+        """The earliest time a worker still has to read collection `id` at (None: none)."""
+        waiting = self._importing.get(id)
+        return min(waiting.values()) if waiting else None
+
     def _forget(self, replica: Replica) -> None:
         """`replica` computes nothing any more: take it out of every peek and dataflow; what only
         it could have continued fails (peeks, SUBSCRIBEs) or starts over from a snapshot."""
+        for id in list(self._importing):  # a restarted replica imports afresh
+            self._imported(id, lambda key: key[0] == replica.name)
         if not replica.syncing:
             replica.syncing, replica.status_changed = True, time.time()
         for id, peek in list(self._peeks.items()):
@@ -366,6 +386,8 @@ class ComputeController:
         elif isinstance(message, PeekResults):
             for result in message.results:
                 self._on_peek_result(replica, result)
+        elif isinstance(message, Imported):
+            self._imported(message.id, lambda key: key == (replica.name, message.worker))
         elif isinstance(message, WorkerError):
             log.error("worker %d of replica %s reported: %s", message.worker, replica.name, message.message)
 
@@ -424,6 +446,10 @@ class ComputeController:
         state.queue.put_nowait(StepOutput(batch, upper, errors))
 
     def _send_all(self, replica: Replica, command: object) -> None:
+        if isinstance(command, ImportCollection):
+            waiting = self._importing.setdefault(command.id, {})
+            for w in range(replica.workers):
+                waiting[(replica.name, w)] = max(command.upper - 1, 0)
         frame = encode_frame(command)
         for writer in replica.writers.values():
             if not writer.is_closing():
@@ -448,6 +474,7 @@ class ComputeController:
 
     def drop_collection(self, id: str) -> None:
         self.collections.pop(id, None)
+        self._importing.pop(id, None)
         self._broadcast(DropCollection(id))
 
     def advance(self, updates: dict[str, pa.Table], ids: tuple[str, ...], upper: int) -> None:

@@ -135,6 +135,16 @@ class PeekResults:
 
 
 @dataclass
+class Imported:
+    """The worker has read its part of an imported collection (ImportCollection) from persist:
+    until every worker has, the shard's history back to the import's upper must stay readable
+    (the controller's `import_hold`)."""
+
+    id: str
+    worker: int
+
+
+@dataclass
 class WorkerError:
     """The worker hit an internal error it cannot recover from; the controller restarts the replica."""
 

@@ -33,8 +33,8 @@ from dataflow.plan import Get, IndexLookup, LetRec, children, collections_read, 
 from dataflow.exchange import LocalExchange
 from dataflow.fast_peek import lookup_keys
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
-                               DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, PeekResult,
-                               PeekResults, Shutdown, WorkerError)
+                               DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
+                               PeekResult, PeekResults, Shutdown, WorkerError)
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
 from dataflow.arrangement import Arrangement
 from dataflow.render import Dataflow
@@ -205,7 +205,9 @@ class Worker:
             # succession, even while this worker reads it): its DropCollection follows; nothing
             # will read it meanwhile.
             log.info("collection %s was dropped before this worker imported it", command.id)
+            self.send(Imported(command.id, self.index))
             return
+        self.send(Imported(command.id, self.index))
         trace.compacted_to = max(command.upper - 1, 0)
         self.collections[command.id] = trace
         self.clock_upper = max(self.clock_upper, command.upper)

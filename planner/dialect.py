@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
@@ -161,12 +160,26 @@ def _quoted_unnest_after_paren(text: str) -> str:
     return text
 
 
-def parse_sqlglot(text: str) -> exp.Expression:
-    """Parse standard SQL with sqlglot, mapping its errors to PostgreSQL's 42601 wording."""
-    text = _interval_literals_as_casts(text)
+def _sqlglot_one(text: str, toks: list[Token] | None = None) -> exp.Expression:
+    """sqlglot.parse_one(text, read="postgres"), from the statement's tokens when the caller has
+    them: tokenizing is most of what parsing a long statement (a bulk INSERT) costs. Our
+    tokenizer is Postgres' except for statement heads that swallow the rest of a statement
+    (SHOW, FETCH), which never reach sqlglot; the parser is Postgres' own."""
+    result = _DIALECT.parser().parse(toks if toks is not None else _DIALECT.tokenize(text), text)
+    if not result or result[0] is None:
+        raise ParseError(f"No expression was parsed from '{text}'")
+    return exp.Block(expressions=result) if len(result) > 1 else result[0]
+
+
+def parse_sqlglot(text: str, toks: list[Token] | None = None) -> exp.Expression:
+    """Parse standard SQL with sqlglot, mapping its errors to PostgreSQL's 42601 wording.
+    `toks`: the text's tokens, if already at hand."""
+    rewritten = _interval_literals_as_casts(text)
+    if rewritten is not text:
+        text, toks = rewritten, None
     try:
         try:
-            tree = sqlglot.parse_one(text, read="postgres")
+            tree = _sqlglot_one(text, toks)
         except ParseError:
             # sqlglot cannot start a parenthesised join with unnest (`FROM (unnest(a) AS u
             # JOIN t ON ...)`): read as a plain call of that name, which it can.
@@ -174,7 +187,7 @@ def parse_sqlglot(text: str) -> exp.Expression:
             if retry == text:
                 raise
             try:
-                tree = sqlglot.parse_one(retry, read="postgres")
+                tree = _sqlglot_one(retry)
             except ParseError:
                 pass
             else:
@@ -453,7 +466,7 @@ def parse_one_statement(text: str, toks: list[Token] | None = None) -> Any:
     if head in _QUERY_HEADS:
         return parse_query(text, toks)
     if head in _SQLGLOT_HEADS:
-        return parse_sqlglot(text)
+        return parse_sqlglot(text, toks)
     handler = _HANDLERS.get(head)
     if handler is None:
         if head in _POSTGRES_ONLY_HEADS:

@@ -44,8 +44,9 @@ def parse(sql: str) -> list[Statement]:
         if not g:
             continue
         text = sql[g[0].start: g[-1].end + 1]
-        # Token offsets must be relative to the statement's own text.
-        local = tokenize(text)
+        # Token offsets must be relative to the statement's own text: a statement at the start
+        # of the string (the usual single statement) already has them.
+        local = g if g[0].start == 0 else tokenize(text)
         out.append(Statement(text, parse_one_statement(text, local)))
     if not out:
         out.append(Statement("", mz_ast.Empty()))

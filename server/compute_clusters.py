@@ -44,6 +44,11 @@ class ComputeClusters:
         for controller in self.controllers.values():
             controller.import_collection(id, types, upper)
 
+    def import_hold(self, id: str) -> int | None:
+        """The earliest time a worker of any cluster still has to read collection `id` at."""
+        holds = [h for c in self.controllers.values() if (h := c.import_hold(id)) is not None]
+        return min(holds) if holds else None
+
     def advance(self, updates: dict[str, pa.Table], ids: tuple[str, ...], upper: int) -> None:
         for controller in self.controllers.values():
             controller.advance(updates, ids, upper)

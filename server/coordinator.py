@@ -353,8 +353,10 @@ class Coordinator:
                 # An append not yet forwarded: other clusters may still import the
                 # shard at the forwarded upper, whose history must stay readable.
                 continue
+            holds = [h for h in (self.sources.compaction_hold(item), self.compute.import_hold(item.id))
+                     if h is not None]
             try:
-                await asyncio.to_thread(self.storage.compact, item.id, self.sources.compaction_hold(item))
+                await asyncio.to_thread(self.storage.compact, item.id, min(holds) if holds else None)
             except ShardDropped:
                 continue  # dropped while this pass ran
 
