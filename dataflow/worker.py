@@ -567,6 +567,8 @@ class Worker:
             if errors:
                 trace.error = errors[0]
             trace.append(output, target)
+            if sink == "index":
+                self._compact_index(running, trace)
             self._feed(command.id, output)
             # The controller tracks every collection's upper; a materialized view's output also goes
             # to the controller to be made durable in persist.
@@ -578,6 +580,24 @@ class Worker:
                                      command.as_of))
         if command.until is not None and target >= command.until:
             self.dataflows.pop(command.id, None)
+
+
+    def _compact_index(self, running: RunningDataflow, trace: CollectionTrace) -> None:
+        """Let an index's arrangement forget the history nobody can read any more: times before
+        its collection's readable history, and before the time of every peek dataflow still to
+        step (a join probes the arrangement in place at its own time, which was readable when
+        the peek was made but may have left the history since). A fast-path peek is refused
+        once its time leaves the history, so it never reads before it. Without this an index
+        kept every update it ever saw: a table of 1,000 rows updated 5,000 times held 11,000
+        (tests/dataflow/test_index_compaction.py)."""
+        arrangement = running.dataflow.arrangement() if running.dataflow is not None else None
+        if arrangement is None:
+            return
+        since = trace.compacted_to
+        for other in self.dataflows.values():
+            if other.command.sink == "peek":
+                since = min(since, other.command.as_of)
+        arrangement.compact(since)
 
 
 def _summary(command: object) -> str:
