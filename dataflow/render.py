@@ -18,7 +18,7 @@ from dataflow.batch import consolidate
 from dataflow.errors import SqlError
 from dataflow.exchange import Exchange
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES, Operator, Runtime, StepContext
-from dataflow.operators.join import JoinOp, SharedJoinOp
+from dataflow.operators.join import ArrangedInput, JoinOp, SharedInputJoinOp, SharedJoinOp
 from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
 from dataflow.operators.flat_map import FlatMapOp
 from dataflow.operators.stateless import ConstantOp, FilterOp, GetOp, MapOp, NegateOp, ProjectOp, UnionOp
@@ -54,7 +54,8 @@ def render(plan: Plan, rt: Runtime, path: str = "0", built: dict[int, Operator] 
     if built is None:
         counts: dict[int, int] = {}
         _count_references(plan, counts)
-        built = {"__shared__": {k for k, n in counts.items() if n > 1}}  # type: ignore[dict-item]
+        built = {"__shared__": {k for k, n in counts.items() if n > 1},  # type: ignore[dict-item]
+                 "__arranged__": {}, "__join_sides__": _join_sides(plan)}
     key = id(plan)
     if key in built:
         return built[key]
@@ -63,6 +64,33 @@ def render(plan: Plan, rt: Runtime, path: str = "0", built: dict[int, Operator] 
         op = SharedOp(op)
     built[key] = op
     return op
+
+
+def _join_sides(plan: Plan) -> dict[tuple[int, tuple[int, ...]], int]:
+    """How many join inputs are each (sub-plan object, key): two or more share one arrangement
+    (`ArrangedInput`). Each node visited once."""
+    sides: dict[tuple[int, tuple[int, ...]], int] = {}
+    seen: set[int] = set()
+    todo = [plan]
+    while todo:
+        p = todo.pop()
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        if isinstance(p, LetRec):
+            continue  # (a loop renders its own copies)
+        if isinstance(p, Join) and p.left_key:
+            for side, key in ((p.left, p.left_key), (p.right, p.right_key)):
+                sides[(id(side), key)] = sides.get((id(side), key), 0) + 1
+        todo.extend(children(p))
+    return sides
+
+
+def _arranged(side: Plan, op: Operator, key: tuple[int, ...], rt: Runtime, path: str, built: dict) -> ArrangedInput:
+    arranged = built["__arranged__"]
+    if (id(side), key) not in arranged:
+        arranged[(id(side), key)] = ArrangedInput(op, key, rt, path)
+    return arranged[(id(side), key)]
 
 
 def _count_references(plan: Plan, counts: dict[int, int]) -> None:
@@ -107,6 +135,12 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
             other, side = (right, left) if shared_is_left else (left, right)
             ok, sk = (plan.right_key, plan.left_key) if shared_is_left else (plan.left_key, plan.right_key)
             return SharedJoinOp(other, side, ok, sk, arrangement, width, columns, shared_is_left, schema, rt, path)
+        sides = built.get("__join_sides__", {})
+        if sides.get((id(plan.left), plan.left_key), 0) > 1 or sides.get((id(plan.right), plan.right_key), 0) > 1:
+            # Another join arranges one of these inputs by the same key: share that arrangement.
+            left = _arranged(plan.left, sub(plan.left, 0), plan.left_key, rt, f"{path}.0", built)
+            right = _arranged(plan.right, sub(plan.right, 1), plan.right_key, rt, f"{path}.1", built)
+            return SharedInputJoinOp(left, right, schema, rt)
         return JoinOp(sub(plan.left, 0), sub(plan.right, 1), plan.left_key, plan.right_key, schema, rt, path)
     if isinstance(plan, Reduce):
         return ReduceOp(sub(plan.input, 0), plan.group_key, plan.aggregates, schema, rt, path, plan.monotonic)

@@ -98,6 +98,79 @@ class JoinOp(Operator):
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
+class ArrangedInput:
+    """One join input arranged by one key, read by every join of the dataflow that joins that
+    input on that key (the same sub-plan object, after `planner.rules.common_subplans`): one
+    exchange, one arrangement and one insert per step instead of one per join.
+
+    Within a step it shows two states: `arrangement`, the input *before* this step, and
+    `delta` (shuffled, NULL keys dropped, with its key hashes). The delta joins the arrangement
+    at the start of the next step, once every join has read both: a join cannot insert it
+    itself, as the other joins must still see the state before it."""
+
+    def __init__(self, input: Operator, key: tuple[int, ...], rt: Runtime, path: str):
+        self.input, self.key, self.rt, self.path = input, tuple(key), rt, path
+        self.arrangement = Arrangement(self.key)
+        self._ctx: StepContext | None = None
+        self._upper = 0
+        self.delta: pa.Table | None = None
+        self.hashes: np.ndarray | None = None
+        self._delta_arrangement: Arrangement | None = None
+
+    def step(self, ctx: StepContext) -> None:
+        if self._ctx is ctx:
+            return
+        if self.delta is not None and self.delta.num_rows:
+            self.arrangement.insert(self.delta, self.hashes)
+        self.arrangement.compact(self._upper)
+        delta = self.rt.shuffle(f"{self.path}/arranged", self.input.step(ctx), self.key)
+        self.delta = _drop_null_keys(delta, self.key)
+        self.hashes = hash_columns(self.delta, self.key) if self.delta.num_rows else None
+        self._delta_arrangement = None
+        self._ctx, self._upper = ctx, ctx.upper
+
+    def delta_arrangement(self) -> Arrangement:
+        """This step's delta as an arrangement, for the delta ⋈ delta term."""
+        if self._delta_arrangement is None:
+            self._delta_arrangement = Arrangement(self.key)
+            if self.delta is not None and self.delta.num_rows:
+                self._delta_arrangement.insert(self.delta, self.hashes)
+        return self._delta_arrangement
+
+
+class SharedInputJoinOp(Operator):
+    """An inner equi-join whose inputs are `ArrangedInput`s, at least one of them read by
+    another join too. Both inputs show their state before this step, so the delta rule takes
+    three terms instead of JoinOp's two:
+
+        d(L ⋈ R) = dL ⋈ R_before  +  L_before ⋈ dR  +  dL ⋈ dR
+
+    (JoinOp inserts dL before probing L with dR, which folds the third term into the second.)"""
+
+    def __init__(self, left: ArrangedInput, right: ArrangedInput, schema: pa.Schema, rt: Runtime):
+        self.left, self.right, self.schema, self.rt = left, right, schema, rt
+
+    def step(self, ctx: StepContext) -> pa.Table:
+        self.left.step(ctx)
+        self.right.step(ctx)
+        return self.rt.guarded(self.schema, self._apply)
+
+    def _apply(self) -> pa.Table:
+        left, right, limit = self.left, self.right, self.rt.step_limit_bytes
+        dl, dr = left.delta, right.delta
+        parts = []
+        if dl.num_rows:
+            parts.append(join_delta(dl, left.key, right.arrangement, True, left.hashes, limit))
+        if dr.num_rows:
+            parts.append(join_delta(dr, right.key, left.arrangement, False, right.hashes, limit))
+        if dl.num_rows and dr.num_rows:
+            parts.append(join_delta(dl, left.key, right.delta_arrangement(), True, left.hashes, limit))
+        parts = [p.rename_columns(self.schema.names).cast(self.schema) for p in parts if p is not None]
+        if not parts:
+            return self.schema.empty_table()
+        return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
+
+
 class SharedJoinOp(Operator):
     """An inner equi-join one side of which is an index this worker already maintains, read in
     place (a *shared arrangement*, as differential dataflow's): that side needs no arrangement
