@@ -19,6 +19,7 @@ from planner.rules.join_constants import propagate_join_constants
 from planner.rules.numeric_literals import check_numeric_literals
 from planner.rules.prune_columns import prune_columns
 from planner.rules.prune_empty import prune_empty
+from planner.rules.push_filters import push_filters
 from planner.statements import (CopyToPlan, CreateViewPlan, DeclarePlan, DeletePlan, InsertPlan,
                                 SelectPlan, StatementPlan, SubscribePlan, UpdatePlan)
 
@@ -27,7 +28,7 @@ def optimize(plan: Plan) -> Plan:
     """Every rule, in order, over one relational plan. The output columns never change. A
     failing constant the pruned plan still reads is raised (`fold_constants`). Equal sub-plans
     are merged last, once pruning has made them as alike as they get."""
-    plan = evaluate_constant_filters(prune_columns(propagate_join_constants(plan)))
+    plan = evaluate_constant_filters(prune_columns(propagate_join_constants(push_filters(plan))))
     raise_deferred_planned(plan)
     return share_common_subplans(use_monotonic_operators(prune_empty(plan)))
 
