@@ -14,9 +14,10 @@ whole input to answer retractions that cannot come:
       -> Reduce(Get(bids, append_only=True), (1,), (max(#3),), monotonic=True)
 
 What is monotonic: an append-only Get, a Constant, Map/Filter/Project/FlatMap of a monotonic
-input (not a temporal filter: `mz_now()` retracts rows when their time passes), a Join of two, a Union of monotonic inputs. Not: anything with Negate (EXCEPT, outer
-joins' unmatched rows), the output of Reduce, Distinct, Threshold, TopK, Window (they retract
-old results), recursive bindings. The operators check what they were promised: a retraction
+input (not a temporal filter: `mz_now()` retracts rows when their time passes), a Join of two,
+a Union of monotonic inputs. Not: anything with Negate (EXCEPT, outer joins' unmatched rows),
+the output of Reduce, Distinct, Threshold, TopK, Window (they retract old results), recursive
+bindings. The operators check what they were promised: a retraction
 reaching one fails the dataflow (an internal error) instead of giving a wrong answer.
 """
 

@@ -10,7 +10,8 @@ import pyarrow as pa
 from dataflow.batch import batch_from_rows, rows_of
 from dataflow.fast_peek import FastPeekPlan
 from dataflow.plan import ArrangeBy, Get, Join, Project
-from dataflow.protocol import AdvanceUpper, CreateDataflow, FastPeek, FastPeeks, ImportCollection, PeekResult, PeekResults
+from dataflow.protocol import (AdvanceUpper, CreateDataflow, FastPeek, FastPeeks, ImportCollection, PeekResult,
+                               PeekResults)
 from dataflow.types import INT8
 from dataflow.worker import HISTORY_MS, Worker
 from storage.controller import StorageController
