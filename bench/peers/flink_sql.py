@@ -5,32 +5,39 @@ Runs in its own venv made by bench/setup.sh (bench/.venv-flink): PyFlink pins ol
 pyarrow and apache-beam than the project uses.
 
 How the workload maps onto Flink:
-- orders = `orders_base UNION ALL orders_changes`: the base is a CSV file (filesystem connector,
-  bounded; the snapshot), the changes a directory watched by the filesystem connector
-  (`source.monitor-interval` 10 ms) in the `debezium-json` format, so they are a changelog with
-  retractions: an update is one `"op":"u"` event (-U old version, +U new version), a delete
-  `"op":"d"` (-D), an insert `"op":"c"` (+I). A batch is one file, written aside and renamed into
-  the directory (the write's acknowledgement). customers is a bounded CSV source.
+- orders = `orders_base UNION ALL orders_changes`. The base is a CSV file (filesystem connector,
+  bounded: the snapshot). The changes arrive on a TCP socket that this process serves and Flink's
+  socket source reads (`socketTextStream`, one ordered stream, like a Kafka partition), one line
+  per change event `op,id,customer_id,amount,status`, turned into a changelog with retractions by
+  Flink's built-in `FROM_CHANGELOG` table function: an update is `-U` (old version) and `+U` (new
+  version), a delete `-D`, an insert `+I`. A batch is its lines sent in one `sendall` (the
+  write's acknowledgement: handed to the socket). customers is a bounded CSV source.
 - V1 and V2 are the reference SQL, unchanged, in one job (a statement set; the sources are shared),
   each `INSERT`ed into a `print` sink. The JVM's stdout is a pipe to this process, where a thread
-  folds the changelog rows (+I/+U set a row, -U/-D remove it) into V1 and V2 as dicts.
-- Flink's defaults except two latency settings a Flink user would make: network buffers flushed
-  after every record (`execution.buffer-timeout.interval` 0 ms instead of 100 ms) and the 10 ms
-  directory poll. No mini-batch aggregation (so every input row makes its own -U/+U pair), heap
-  state backend, no checkpoints.
+  applies the changelog rows (+I/+U set a row, -U/-D remove it) to V1 and V2 kept as dicts.
+- Flink's defaults except one latency setting a Flink user would make, network buffers flushed
+  after every record (`execution.buffer-timeout.interval` 0 ms instead of 100 ms), and a 1 GB
+  heap (`-Xmx1g`, Spark's default driver heap; the JVM's default, a quarter of the machine's
+  memory, let G1 grow to 5 GB at 1M orders before collecting; 1 GB holds the 1M-order state and
+  hydrated faster here). No mini-batch aggregation (so every input row makes its own -U/+U pair
+  downstream), heap state backend, no checkpoints.
+- Why not files: the filesystem source (first tried, with the `debezium-json` format) hands out
+  the files that are waiting in no fixed order, so under the open-loop writer V1 never showed
+  "exactly the first k writes" and freshness could not be measured; it also polls.
 
 Flink does not say which input an output row belongs to, so "current" is decided by content as for
 Pathway: a batch is done when V1 equals its expected contents and V2's totals (orders, amount)
-equal the expected ones. Hydration is the job submitted over the base files until both views show
-them (ingest, join and aggregation of the base are one step here). Freshness: the print sink is
-the subscription; V1's totals are reported after every V1 row that arrives. Memory is this
-process's tree (the Python driver and the Flink JVM, its child).
+equal the expected ones. Hydration is the job planned, submitted and run over the base files
+until both views show them (ingest, join and aggregation of the base are one step here).
+Freshness: the print sink is the subscription; V1's totals are reported after every V1 row that
+arrives. Memory is this process's tree (the Python driver and the Flink JVM, its child).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -46,10 +53,17 @@ from bench.common.workload import ChangeBatch, Workload
 from bench.peers.expected import ExpectedViews
 
 WAIT_S = 600.0
-MONITOR_INTERVAL = "10ms"
 BUFFER_TIMEOUT = "0ms"
+JVM_HEAP = "1g"  # -Xmx, as Spark's default driver heap (the JVM's own default: a quarter of RAM)
 
 ORDERS_COLUMNS = "id BIGINT, customer_id BIGINT, amount BIGINT, status STRING"
+CHANGES_SQL = """SELECT * FROM FROM_CHANGELOG(
+    input => TABLE change_events, op => DESCRIPTOR(op),
+    op_mapping => MAP['+I', 'INSERT', '-U', 'UPDATE_BEFORE', '+U', 'UPDATE_AFTER', '-D', 'DELETE'])"""
+EVENTS_SQL = ("SELECT SPLIT_INDEX(f0, ',', 0) AS op, CAST(SPLIT_INDEX(f0, ',', 1) AS BIGINT) AS id, "
+              "CAST(SPLIT_INDEX(f0, ',', 2) AS BIGINT) AS customer_id, "
+              "CAST(SPLIT_INDEX(f0, ',', 3) AS BIGINT) AS amount, SPLIT_INDEX(f0, ',', 4) AS status "
+              "FROM change_lines")
 V1_INSERT = ("INSERT INTO v1_out SELECT c.region, count(*), sum(o.amount) FROM orders o JOIN customers c "
              "ON o.customer_id = c.id WHERE o.status = 'captured' GROUP BY c.region")
 V2_INSERT = "INSERT INTO v2_out SELECT customer_id, count(*), sum(amount) FROM orders GROUP BY customer_id"
@@ -74,7 +88,8 @@ class FlinkSQL:
     async def start(self) -> None:
         import pyflink.pyflink_gateway_server as gateway_server
         from pyflink.common import Configuration
-        from pyflink.table import EnvironmentSettings, TableEnvironment
+        from pyflink.datastream import StreamExecutionEnvironment
+        from pyflink.table import StreamTableEnvironment
 
         # The print sink writes to the JVM's stdout: make that a pipe into this process.
         read_fd, write_fd = os.pipe()
@@ -86,13 +101,14 @@ class FlinkSQL:
             return self.jvm
 
         gateway_server.Popen = popen
+        os.environ["JVM_ARGS"] = f"-Xmx{JVM_HEAP} " + os.environ.get("JVM_ARGS", "")
         try:
             conf = Configuration()
             conf.set_string("parallelism.default", "1")
             conf.set_string("execution.buffer-timeout.interval", BUFFER_TIMEOUT)
             conf.set_string("pipeline.name", "slipstream-bench-v1-v2")
-            settings = EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build()
-            self.tenv = TableEnvironment.create(settings)
+            self.env = StreamExecutionEnvironment.get_execution_environment(conf)
+            self.tenv = StreamTableEnvironment.create(self.env)
         finally:
             gateway_server.Popen = real_popen
             os.close(write_fd)
@@ -107,8 +123,11 @@ class FlinkSQL:
         self.reader = threading.Thread(target=self._read, name="flink-print-reader", daemon=True)
         self.reader.start()
         self.dir = Path(tempfile.mkdtemp(prefix="bench-flink-"))
-        for sub in ("base", "changes", "customers"):
+        for sub in ("base", "customers"):
             (self.dir / sub).mkdir()
+        # The change stream: Flink's socket source connects here when the job starts.
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.conn: socket.socket | None = None
 
     # -- the print sink's rows ----------------------------------------------------------------
     # A row is printed as `V2> -U[customer_id, count, sum]` (`+I`/`+U` set the key's row,
@@ -173,10 +192,14 @@ class FlinkSQL:
                       f"'path' = '{self.dir / 'customers'}', 'format' = 'csv')")
         t.execute_sql(f"CREATE TABLE orders_base ({ORDERS_COLUMNS}) WITH ('connector' = 'filesystem', "
                       f"'path' = '{self.dir / 'base'}', 'format' = 'csv')")
-        t.execute_sql(f"CREATE TABLE orders_changes ({ORDERS_COLUMNS}) WITH ('connector' = 'filesystem', "
-                      f"'path' = '{self.dir / 'changes'}', 'format' = 'debezium-json', "
-                      f"'source.monitor-interval' = '{MONITOR_INTERVAL}')")
-        t.execute_sql("CREATE VIEW orders AS SELECT * FROM orders_base UNION ALL SELECT * FROM orders_changes")
+        from pyflink.datastream.data_stream import DataStream
+        lines = self.env._j_stream_execution_environment.socketTextStream(
+            "127.0.0.1", self.server.getsockname()[1])  # PyFlink has no wrapper for it
+        t.create_temporary_view("change_lines", t.from_data_stream(DataStream(lines)))
+        t.execute_sql(f"CREATE TEMPORARY VIEW change_events AS {EVENTS_SQL}")
+        t.execute_sql(f"CREATE TEMPORARY VIEW orders_changes AS {CHANGES_SQL}")
+        t.execute_sql("CREATE TEMPORARY VIEW orders AS "
+                      "SELECT * FROM orders_base UNION ALL SELECT * FROM orders_changes")
         t.execute_sql("CREATE TABLE v1_out (region STRING, n BIGINT, total BIGINT) "
                       "WITH ('connector' = 'print', 'print-identifier' = 'V1')")
         t.execute_sql("CREATE TABLE v2_out (customer_id BIGINT, n BIGINT, total BIGINT) "
@@ -187,6 +210,8 @@ class FlinkSQL:
         statements.add_insert_sql(V1_INSERT)
         statements.add_insert_sql(V2_INSERT)
         self.result = statements.execute()  # returns once the job is submitted
+        self.server.settimeout(WAIT_S)
+        self.conn, _ = self.server.accept()  # the socket source's task has started
         self._wait_current()
 
     def _current(self) -> bool:
@@ -205,11 +230,7 @@ class FlinkSQL:
 
     async def write(self, batch: ChangeBatch) -> None:
         self.expected.add(batch)
-        self.seq += 1
-        name = f"{self.seq:08d}.json"
-        tmp = self.dir / "changes" / f".{name}"  # hidden files are not read
-        tmp.write_text(_debezium(batch))
-        os.rename(tmp, self.dir / "changes" / name)
+        self.conn.sendall(_events(batch))
 
     async def apply(self, batch: ChangeBatch, probe_customer: int) -> None:
         await self.write(batch)
@@ -251,33 +272,26 @@ class FlinkSQL:
                 self.jvm.kill()
         if self.reader is not None:
             self.reader.join(10)
+        for sock in (getattr(self, "conn", None), getattr(self, "server", None)):
+            if sock is not None:
+                sock.close()
         if hasattr(self, "dir"):
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _json_rows(t: pa.Table) -> tuple[np.ndarray, list[str]]:
-    ids = t["id"].to_numpy()
-    rows = [f'{{"id":{i},"customer_id":{c},"amount":{a},"status":"{s}"}}'
-            for i, c, a, s in zip(ids.tolist(), t["customer_id"].to_pylist(), t["amount"].to_pylist(),
-                                  t["status"].to_pylist())]
-    return ids, rows
+def _lines(op: str, t: pa.Table) -> list[str]:
+    return [f"{op},{i},{c},{a},{s}" for i, c, a, s in zip(
+        t["id"].to_pylist(), t["customer_id"].to_pylist(), t["amount"].to_pylist(), t["status"].to_pylist())]
 
 
-def _debezium(batch: ChangeBatch) -> str:
-    """The batch as Debezium change events, one per line: an id in both deletes and inserts is
-    an update ("u": before and after), the rest deletes ("d") and inserts ("c")."""
-    old_ids, old = _json_rows(batch.deletes)
-    new_ids, new = _json_rows(batch.inserts)
-    new_at = {int(i): k for k, i in enumerate(new_ids.tolist())}
-    lines = []
-    paired = np.zeros(len(new), dtype=bool)
-    for i, before in zip(old_ids.tolist(), old):
-        k = new_at.get(i)
-        if k is None:
-            lines.append(f'{{"before":{before},"after":null,"op":"d"}}')
-        else:
-            paired[k] = True
-            lines.append(f'{{"before":{before},"after":{new[k]},"op":"u"}}')
-    for k in np.flatnonzero(~paired).tolist():
-        lines.append(f'{{"before":null,"after":{new[k]},"op":"c"}}')
-    return "\n".join(lines) + "\n"
+def _events(batch: ChangeBatch) -> bytes:
+    """The batch as change events, one line each: an id in both deletes and inserts is an update
+    (-U old version, +U new version), the rest deletes (-D) and inserts (+I)."""
+    new_ids = batch.inserts["id"].to_numpy()
+    old_ids = batch.deletes["id"].to_numpy()
+    updated_old = np.isin(old_ids, new_ids)
+    updated_new = np.isin(new_ids, old_ids)
+    old, new = batch.deletes, batch.inserts
+    parts = (_lines("-D", old.filter(pa.array(~updated_old))) + _lines("-U", old.filter(pa.array(updated_old)))
+             + _lines("+U", new.filter(pa.array(updated_new))) + _lines("+I", new.filter(pa.array(~updated_new))))
+    return ("\n".join(parts) + "\n").encode()

@@ -174,9 +174,9 @@ Freshness: open loop, one write of 100 changes every 10 ms (10 000 changes/s tar
 rate is shown) while a `SUBSCRIBE v1 WITH (PROGRESS)` runs (Pathway, Flink, Spark: their output
 callback, print sink and foreachBatch sink); lag = the first closed timestamp (Flink: the first V1
 row) whose V1 totals match the write's expected totals, minus the write's acknowledgement
-(Pathway's "ack" is the hand-over to its input connector, Flink's and Spark's the batch file's
-rename into the directory their source watches); the writer gives up after max(3 x duration,
-budget / 3) when the system cannot keep the rate. Every run ends by comparing both views, in
+(Pathway's "ack" is the hand-over to its input connector, Flink's the hand-over to the socket
+its source reads, Spark's the batch file's rename into the directory its source watches); the
+writer gives up after max(3 x duration, budget / 3) when the system cannot keep the rate. Every run ends by comparing both views, in
 full, with the ground truth of exactly the changes applied; a phase that overruns its budget stops
 early and says so.
 
@@ -184,8 +184,9 @@ Systems: `slipstream-e2e` is the server as a user gets it with just the tables a
 `slipstream-e2e-idx` adds `CREATE INDEX ON orders (id)` after loading (PostgreSQL's tables have a
 primary key), so DELETE's reads become index lookups instead of scans of orders.
 `flink-sql` is Apache Flink SQL (PyFlink's local mini-cluster, parallelism 1) running the reference
-V1 and V2 SQL as one streaming job over a changelog source (Debezium JSON: an update is -U/+U, a
-delete -D) and the base snapshot, into print sinks read by the bench. `spark-structured` is Spark
+V1 and V2 SQL as one streaming job over the base snapshot and a changelog with retractions (change
+events from a socket through `FROM_CHANGELOG`: an update is -U/+U, a delete -D), into print sinks
+read by the bench. `spark-structured` is Spark
 Structured Streaming (`local[2]`, micro-batches) over a stream of signed rows (diff +1/-1):
 count = sum(diff), sum = sum(diff * amount), V1 a stream-static join with customers, two
 queries in output mode update with foreachBatch sinks. Their module docstrings
@@ -195,7 +196,7 @@ Client specifics: Slipstream gets COPY (csv) for new rows and `DELETE ... WHERE 
 old ones (no array parameters yet), in statements of at most 5 000 ids inside the batch's one
 transaction; PostgreSQL gets COPY and
 `DELETE ... WHERE id = ANY($1)`; DuckDB and Pathway get Arrow tables / rows directly; Flink gets
-one file of Debezium JSON events per batch, Spark one Parquet file of signed rows per batch.
+one text line per change event on a socket, Spark one Parquet file of signed rows per batch.
 
 ![latency](../{rel}/latency.png)
 ![throughput](../{rel}/throughput.png)
