@@ -245,9 +245,10 @@ class Worker:
             # One join step may not build more than the worker's whole share of the memory limit.
             step_limit = DEFAULT_STEP_LIMIT_BYTES if self.memory_limit_bytes is None \
                 else min(DEFAULT_STEP_LIMIT_BYTES, self.memory_limit_bytes)
-            # One-off reads probe the indexes they read in place (a long-running dataflow keeps
-            # its own arrangements: it would outlive a rebuild of the index).
-            shared = self._shared_arrangements(inputs) if command.sink == "peek" else None
+            # One-off reads and materialized views probe the indexes they read in place (the
+            # controller rebuilds a view whose index is rebuilt or dropped; SUBSCRIBE and index
+            # dataflows keep arrangements of their own).
+            shared = self._shared_arrangements(inputs) if command.sink in ("peek", "persist") else None
             dataflow = Dataflow(command.plan, as_of, exchange, step_limit_bytes=step_limit, shared=shared)
         except SqlError as e:
             self._report_failure(command, e)
@@ -584,10 +585,10 @@ class Worker:
 
     def _compact_index(self, running: RunningDataflow, trace: CollectionTrace) -> None:
         """Let an index's arrangement forget the history nobody can read any more: times before
-        its collection's readable history, and before the time of every peek dataflow still to
-        step (a join probes the arrangement in place at its own time, which was readable when
-        the peek was made but may have left the history since). A fast-path peek is refused
-        once its time leaves the history, so it never reads before it. Without this an index
+        its collection's readable history, and before the frontier of every dataflow reading it
+        (a join probes the arrangement in place at its own times: a peek's time was readable
+        when the peek was made but may have left the history since; a view may lag). A
+        fast-path peek is refused once its time leaves the history, so it never reads before it. Without this an index
         kept every update it ever saw: a table of 1,000 rows updated 5,000 times held 11,000
         (tests/dataflow/test_index_compaction.py)."""
         arrangement = running.dataflow.arrangement() if running.dataflow is not None else None
@@ -595,8 +596,8 @@ class Worker:
             return
         since = trace.compacted_to
         for other in self.dataflows.values():
-            if other.command.sink == "peek":
-                since = min(since, other.command.as_of)
+            if running.command.id in other.inputs:  # (a peek's frontier is its time until it steps)
+                since = min(since, other.frontier)
         arrangement.compact(since)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project,
-                           Reduce, Threshold, TopK, Window, WindowFrame, children)
+                           Reduce, Threshold, TopK, Window, WindowFrame, children, through_projects)
 from planner.statements import Finishing
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "neq": "!=",
@@ -79,7 +79,7 @@ def _frame(frame: WindowFrame) -> str:
     return f" {frame.mode} between {bound(frame.start)} and {bound(frame.end)}{exclude}"
 
 
-def _line(p: Plan) -> str:
+def _line(p: Plan, indexes: frozenset[str] = frozenset()) -> str:
     if isinstance(p, Get):
         return f"Get {p.id}"
     if isinstance(p, IndexLookup):
@@ -99,8 +99,14 @@ def _line(p: Plan) -> str:
             (" WITH ORDINALITY" if p.ordinality else "")
     if isinstance(p, Join):
         keys = " AND ".join(f"l#{a} = r#{b}" for a, b in zip(p.left_key, p.right_key))
-        # (each input arranged by its key: a change on one side is matched against the other's)
-        arranged = f"  arranges: left by [{_cols(p.left_key)}], right by [{_cols(p.right_key)}]"
+        # (each input arranged by its key: a change on one side is matched against the other's;
+        # an input read from an index on that key probes the index's arrangement in place)
+        def side(name: str, input: Plan, key: tuple[int, ...]) -> str:
+            node, _ = through_projects(input)
+            if isinstance(node, Get) and node.id in indexes:
+                return f"{name}: index {node.id}'s arrangement, shared"
+            return f"{name} by [{_cols(key)}]"
+        arranged = f"  arranges: {side('left', p.left, p.left_key)}, {side('right', p.right, p.right_key)}"
         return (f"Join on=({keys})" if keys else "CrossJoin") + arranged
     if isinstance(p, Reduce):
         extremum_kept = p.monotonic and any(a.func in ("min", "max") for a in p.aggregates)
@@ -127,11 +133,12 @@ def _line(p: Plan) -> str:
     return type(p).__name__.rstrip("_")
 
 
-def render_plan(plan: Plan, indent: int = 0) -> str:
+def render_plan(plan: Plan, indent: int = 0, indexes: frozenset[str] = frozenset()) -> str:
     """The plan as an indented tree. A sub-plan read by several nodes (an outer join reads its
     inputs twice; the dataflow builds it once) is printed in full where it first appears,
     marked `[shared lN]`, and as `Shared lN` where it appears again: nested outer joins share
-    sub-plans at every level, and printing each path would take exponential space."""
+    sub-plans at every level, and printing each path would take exponential space. `indexes`:
+    the ids of indexes, whose arrangements a join probes in place."""
     counts: dict[int, int] = {}
 
     def count(p: Plan) -> None:
@@ -149,7 +156,7 @@ def render_plan(plan: Plan, indent: int = 0) -> str:
         if id(p) in labels:
             lines.append(f"{pad}Shared {labels[id(p)]}")
             return
-        line = _line(p)
+        line = _line(p, indexes)
         if counts[id(p)] > 1:
             labels[id(p)] = f"l{len(labels)}"
             line += f"  [shared {labels[id(p)]}]"
@@ -161,8 +168,8 @@ def render_plan(plan: Plan, indent: int = 0) -> str:
     return "\n".join(lines)
 
 
-def render_select(plan: Plan, finishing: Finishing) -> str:
-    text = render_plan(plan)
+def render_select(plan: Plan, finishing: Finishing, indexes: frozenset[str] = frozenset()) -> str:
+    text = render_plan(plan, indexes=indexes)
     if finishing != Finishing():
         parts = []
         if finishing.order_by:

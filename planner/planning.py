@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from catalog.items import CatalogReader, ItemKind
+from catalog.items import CatalogItem, CatalogReader, ItemKind
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.expr import Literal
 from dataflow.types import BOOL, INT8, NUMERIC, TEXT, Column, SqlType, TypeKind
@@ -131,18 +131,39 @@ def _copy_from(ast: m.CopyFrom, ctx: PlanContext) -> CopyFromPlan:
 
 
 def _explain(ast: m.Explain, ctx: PlanContext) -> ExplainPlan:
+    """EXPLAIN shows the plan that would run: the rules applied, as plan_statement applies them,
+    then what the coordinator does with a view's or a SELECT's plan on its cluster: joins read
+    indexes in place (planner/shared_arrangements.py), a SELECT looks keys up in an index
+    (planner/index_lookup.py)."""
+    from planner.index_lookup import use_index_lookups
+    from planner.shared_arrangements import use_shared_arrangements
+
+    indexes = frozenset(i.id for i in ctx.catalog.items() if i.kind is ItemKind.INDEX)
     if ast.target_kind is not None:
         item = resolve_item(ast.inner, ctx)
         if item.kind.value != ast.target_kind:
             raise SqlError(SqlState.WRONG_OBJECT_TYPE, f'"{item.name}" is not a {ast.target_kind}')
         q = plan_query(parse_query(item.definition), ctx, top=False)
-        return ExplainPlan(render_plan(optimize(q.plan)))
+        plan = optimize(q.plan)
+        if item.kind is ItemKind.MATERIALIZED_VIEW:
+            plan = use_shared_arrangements(plan, ctx.catalog, _cluster_name_of(item, ctx), reader=item.id)
+        return ExplainPlan(render_plan(plan, indexes=indexes))
     if isinstance(ast.inner, m.CreateView):
         q = plan_query(ast.inner.query, ctx, top=False)
-        return ExplainPlan(render_plan(optimize(q.plan)))
-    # EXPLAIN shows the plan that would run: the rules applied, as plan_statement applies them.
+        plan = optimize(q.plan)
+        if ast.inner.materialized:
+            plan = use_shared_arrangements(plan, ctx.catalog, ctx.cluster_name)
+        return ExplainPlan(render_plan(plan, indexes=indexes))
     p = _select(ast.inner, ctx)
-    return ExplainPlan(render_select(optimize(p.plan), p.finishing))
+    plan = use_shared_arrangements(use_index_lookups(optimize(p.plan), ctx.catalog, ctx.cluster_name),
+                                   ctx.catalog, ctx.cluster_name)
+    return ExplainPlan(render_select(plan, p.finishing, indexes))
+
+
+def _cluster_name_of(item: CatalogItem, ctx: PlanContext) -> str:
+    clusters = getattr(ctx.catalog, "clusters", None)
+    spec = clusters().by_id(item.cluster_id) if clusters is not None and item.cluster_id else None
+    return spec.name if spec is not None else ctx.cluster_name
 
 
 def _show(ast: m.Show, ctx: PlanContext) -> ShowPlan:

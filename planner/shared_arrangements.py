@@ -11,9 +11,10 @@ Example, with `CREATE INDEX customers_id ON customers (id)` (index u9 on u2, key
     Join(Get("u1", ...), Project(Get("u2", ...), (0, 2)), (1,), (0,))
       ->  Join(Get("u1", ...), Project(Get("u9", ...), (0, 2)), (1,), (0,))
 
-The index holds the relation's rows, so the plan's answer is the same. Applied to peeks only
-(`Coordinator.peek`): a view's or SUBSCRIBE's dataflow outlives the index's (a rebuild after an
-error replaces it), and keeps arrangements of its own.
+The index holds the relation's rows, so the plan's answer is the same. Applied to peeks
+(`Coordinator.peek`) and materialized views (`Coordinator._start_materialized_view`): dropping
+an index re-plans the views that read it, and an index rebuilt after an error has its readers
+rebuilt with it. SUBSCRIBE and index dataflows keep arrangements of their own.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ def _with_get(plan: Plan, get: Get) -> Plan:
     return get
 
 
-def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, cluster: str | None) -> Plan | None:
-    """`side` reading an index on `key` instead of its relation, or None when there is none."""
+def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, cluster: str | None,
+                 allowed: set[str] | None = None) -> Plan | None:
+    """`side` reading an index on `key` instead of its relation, or None when there is none
+    (`allowed`: the indexes it may read, if not all)."""
     node, columns = through_projects(side)
     if not isinstance(node, Get) or not key:
         return None
@@ -44,15 +47,25 @@ def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, clust
     if item.kind is ItemKind.INDEX:
         return side if tuple(item.index_key) == wanted else None
     for index in indexes_in_cluster(catalog, catalog.indexes_on(item.id), cluster):
-        if tuple(index.index_key) == wanted:
+        if tuple(index.index_key) == wanted and (allowed is None or index.id in allowed):
             return _with_get(side, Get(index.id, node.types))
     return None
 
 
-def use_shared_arrangements(plan: Plan, catalog: CatalogReader, cluster: str | None = None) -> Plan:
+def use_shared_arrangements(plan: Plan, catalog: CatalogReader, cluster: str | None = None,
+                            reader: str | None = None) -> Plan:
     """The plan with each join input that has an index on its join key (in `cluster`) read
-    from that index. Each node object is rewritten once, so shared sub-plans stay shared."""
+    from that index. Each node object is rewritten once, so shared sub-plans stay shared.
+    `reader`: the materialized view the plan maintains; it reads only indexes created before
+    it, so that it is planned alike when created, after a restart and by EXPLAIN."""
     done: dict[int, Plan] = {}
+    allowed = None
+    if reader is not None:
+        allowed = set()
+        for item in catalog.items():
+            if item.id == reader:
+                break
+            allowed.add(item.id)
 
     def visit(node: Plan) -> Plan:
         if id(node) not in done:
@@ -67,10 +80,10 @@ def use_shared_arrangements(plan: Plan, catalog: CatalogReader, cluster: str | N
         if any(a is not b for a, b in zip(new, kids)):
             node = with_children(node, new)
         if isinstance(node, Join):
-            right = _shared_side(node.right, node.right_key, catalog, cluster)
+            right = _shared_side(node.right, node.right_key, catalog, cluster, allowed)
             if right is not None:
                 return node if right is node.right else replace(node, right=right)
-            left = _shared_side(node.left, node.left_key, catalog, cluster)
+            left = _shared_side(node.left, node.left_key, catalog, cluster, allowed)
             if left is not None and left is not node.left:
                 return replace(node, left=left)
         return node

@@ -273,6 +273,10 @@ class Coordinator:
             log.error("materialized view %s belongs to cluster %s, which does not exist; not maintained",
                       item.id, name)
             return
+        # Its joins probe the indexes of its cluster in place (shared arrangements). Dropping
+        # such an index re-plans the view without it (`drop`), and an index rebuilt after an
+        # error has its readers rebuilt with it (`_rebuild_errored`).
+        plan = use_shared_arrangements(plan, self.catalog, name, reader=item.id)
         queue = controller.create_dataflow(item.id, plan, as_of, "persist")
         self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue, as_of,
                                                                             item.cluster_id))
@@ -402,6 +406,9 @@ class Coordinator:
                     if self.errors[id].sqlstate != SqlState.OUT_OF_MEMORY}
         if not affected:
             return
+        # A view probing a rebuilt index in place would probe the old one's arrangement: its
+        # dataflow is rebuilt with the index.
+        affected |= {reader for reader in self.compute.readers_of(affected) if reader in self.catalog}
         log.info("rebuilding dataflows after evaluation errors: %s", sorted(affected))
         # Inputs before their readers: a reader rebuilt first would read the errored input and
         # take its error again (text order put 'u10' before 'u9').
@@ -427,7 +434,8 @@ class Coordinator:
             queue = controller.rebuild_dataflow(item.id, plan, as_of, "index")
             self._sinks[item.id] = asyncio.ensure_future(self._run_index_errors(item.id, queue))
         elif item.kind is ItemKind.MATERIALIZED_VIEW:
-            queue = controller.rebuild_dataflow(item.id, self._plan_definition(item, name), as_of, "persist")
+            plan = use_shared_arrangements(self._plan_definition(item, name), self.catalog, name, reader=item.id)
+            queue = controller.rebuild_dataflow(item.id, plan, as_of, "persist")
             self._sinks[item.id] = asyncio.ensure_future(self._run_persist_sink(item.id, queue, as_of,
                                                                                item.cluster_id))
 

@@ -1,7 +1,8 @@
 """One-off joins probing an index in place (dataflow.operators.join.SharedJoinOp), on two real
 workers joined by the peer network: after random inserts and deletes on both sides, a join read
 at any recent time equals the join recomputed from the rows at that time, whether or not the
-index has already moved past it; a read of an index rebuilt meanwhile fails with 40001."""
+index has already moved past it; a read of an index rebuilt meanwhile fails with 40001; a
+materialized view's join probes the index in place too and stays equal to recomputation."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from dataflow.batch import make_batch, rows_of
 from dataflow.exchange import LocalExchange
 from dataflow.operators.join import SharedJoinOp
 from dataflow.plan import ArrangeBy, Get, Join, Project
-from dataflow.protocol import AdvanceUpper, CreateDataflow, PeekResult
+from dataflow.protocol import AdvanceUpper, CreateDataflow, DataflowOutput, PeekResult
 from dataflow.render import Dataflow
 from dataflow.types import INT8, TEXT
 from dataflow.worker import CollectionTrace
@@ -120,3 +121,43 @@ def test_a_read_of_an_index_rebuilt_meanwhile_fails_with_40001(tmp_path):
     late = [m for s in sent for m in s if isinstance(m, PeekResult) and m.id == "late"]
     assert [m.error.sqlstate for m in late] == ["40001", "40001"]
     assert got == Counter({(1, 5, "a"): 1}) and not errors   # a read after the rebuild is fine
+
+
+def _view_contents(sent, id: str) -> Counter:
+    """A materialized view's accumulated output (from both workers' DataflowOutputs)."""
+    rows = Counter()
+    for s in sent:
+        for m in s:
+            if isinstance(m, DataflowOutput) and m.id == id and m.batch is not None:
+                for row, d in zip(rows_of(m.batch), m.batch.column("diff").to_pylist()):
+                    rows[row] += d
+    return +rows
+
+
+def test_a_materialized_view_probes_the_index_in_place(tmp_path):
+    """A view's long-running join reads the index where it is (no arrangement of r of its own)
+    and stays equal to recomputation at every step, while the index's arrangement compacts
+    behind the view's frontier."""
+    workers, sent = _with_index(tmp_path)
+    _on_all(workers, CreateDataflow("mv", JOIN, 1, "persist"))
+    assert any(isinstance(op, SharedJoinOp) for op in [workers[0].dataflows["mv"].dataflow.root.input])
+    rng = random.Random(12)
+    l_rows: list[tuple] = []
+    r_rows: list[tuple] = []
+    for t in range(1, 60):
+        parts: list[dict[str, list[pa.Table]]] = [{"l": [], "r": []}, {"l": [], "r": []}]
+        for name, live, make in (("l", l_rows, lambda: (rng.randrange(6), rng.randrange(100))),
+                                 ("r", r_rows, lambda: (rng.randrange(6), rng.choice("abc")))):
+            types = L if name == "l" else R
+            for _ in range(rng.randrange(3)):
+                row = make()
+                live.append(row)
+                parts[rng.randrange(2)][name].append(_batch([row], types, t, 1))
+            if live and rng.random() < 0.6:
+                row = live.pop(rng.randrange(len(live)))
+                parts[rng.randrange(2)][name].append(_batch([row], types, t, -1))
+        merged = [{k: pa.concat_tables(v) for k, v in p.items() if v} for p in parts]
+        _advance(workers, merged, t + 1)
+        want = Counter((lk, v, name) for lk, v in l_rows for rk, name in r_rows if lk == rk)
+        assert _view_contents(sent, "mv") == +want, t
+    assert not [m for s in sent for m in s if isinstance(m, DataflowOutput) and m.id == "mv" and m.errors]
