@@ -23,33 +23,43 @@ QUERIES = [
 ]
 
 
+def _tables(conn, p: str) -> None:
+    """Orders, and the same relation twice: `plain` without an index, `idx` with indexes on id
+    and tag (and a view of it indexed on name)."""
+    conn.execute(f"CREATE TABLE {p}o (id bigint, did bigint, tag text, amount int)")
+    for d in ("plain", "idx"):
+        conn.execute(f"CREATE TABLE {p}{d} (id bigint, name text, tag text)")
+        conn.execute(f"CREATE MATERIALIZED VIEW {p}{d}m AS SELECT name, count(*) AS n FROM {p}{d} GROUP BY name")
+    conn.execute(f"CREATE INDEX {p}idx_id ON {p}idx (id)")
+    conn.execute(f"CREATE INDEX {p}idx_tag ON {p}idx (tag)")
+    conn.execute(f"CREATE INDEX {p}idxm_name ON {p}idxm (name)")
+
+
+def _changes(conn, p: str, rng: random.Random, ids: list[int], round_: int, orders: int, rows: int) -> None:
+    """One round of random inserts, updates and deletes, the same on both copies."""
+    for _ in range(orders):
+        conn.execute(f"INSERT INTO {p}o VALUES (%s, %s, %s, %s)",
+                     (rng.randrange(1000), rng.choice(ids), f"t{rng.randrange(5)}", rng.randrange(50)))
+    for _ in range(rows):
+        row = (rng.choice(ids), f"n{rng.randrange(4)}", f"t{rng.randrange(5)}")
+        for d in ("plain", "idx"):
+            conn.execute(f"INSERT INTO {p}{d} VALUES (%s, %s, %s)", row)
+    victim = rng.choice(ids)
+    for d in ("plain", "idx"):
+        conn.execute(f"DELETE FROM {p}{d} WHERE id = %s", (victim,))
+        conn.execute(f"UPDATE {p}{d} SET name = 'n9' WHERE id = %s", (victim + 1,))
+    conn.execute(f"DELETE FROM {p}o WHERE amount < %s", (round_,))
+
+
 def test_joins_over_indexes_equal_joins_over_copies(slipstream, unique_prefix):
     p = unique_prefix
     rng = random.Random(5)
     with psycopg_connect(slipstream) as conn:
         conn.autocommit = True
-        conn.execute(f"CREATE TABLE {p}o (id bigint, did bigint, tag text, amount int)")
-        for d in ("plain", "idx"):
-            conn.execute(f"CREATE TABLE {p}{d} (id bigint, name text, tag text)")
-            conn.execute(f"CREATE MATERIALIZED VIEW {p}{d}m AS SELECT name, count(*) AS n FROM {p}{d} GROUP BY name")
-        conn.execute(f"CREATE INDEX {p}idx_id ON {p}idx (id)")
-        conn.execute(f"CREATE INDEX {p}idx_tag ON {p}idx (tag)")
-        conn.execute(f"CREATE INDEX {p}idxm_name ON {p}idxm (name)")
+        _tables(conn, p)
         ids = list(range(30))
         for round_ in range(6):
-            for _ in range(12):
-                i = rng.choice(ids)
-                conn.execute(f"INSERT INTO {p}o VALUES (%s, %s, %s, %s)",
-                             (rng.randrange(1000), i, f"t{rng.randrange(5)}", rng.randrange(50)))
-            for _ in range(6):
-                row = (rng.choice(ids), f"n{rng.randrange(4)}", f"t{rng.randrange(5)}")
-                for d in ("plain", "idx"):
-                    conn.execute(f"INSERT INTO {p}{d} VALUES (%s, %s, %s)", row)
-            victim = rng.choice(ids)
-            for d in ("plain", "idx"):
-                conn.execute(f"DELETE FROM {p}{d} WHERE id = %s", (victim,))
-                conn.execute(f"UPDATE {p}{d} SET name = 'n9' WHERE id = %s", (victim + 1,))
-            conn.execute(f"DELETE FROM {p}o WHERE amount < %s", (round_,))
+            _changes(conn, p, rng, ids, round_, orders=12, rows=6)
             for q in QUERIES:
                 want = conn.execute(q.format(p=p, d="plain")).fetchall()
                 got = conn.execute(q.format(p=p, d="idx")).fetchall()
@@ -72,13 +82,7 @@ def test_materialized_views_over_indexes_equal_views_over_copies(slipstream, uni
     views = [q.rsplit(" ORDER BY", 1)[0].replace("o.id, d.id", "o.id AS oid, d.id AS did") for q in QUERIES]
     with psycopg_connect(slipstream) as conn:
         conn.autocommit = True
-        conn.execute(f"CREATE TABLE {p}o (id bigint, did bigint, tag text, amount int)")
-        for d in ("plain", "idx"):
-            conn.execute(f"CREATE TABLE {p}{d} (id bigint, name text, tag text)")
-            conn.execute(f"CREATE MATERIALIZED VIEW {p}{d}m AS SELECT name, count(*) AS n FROM {p}{d} GROUP BY name")
-        conn.execute(f"CREATE INDEX {p}idx_id ON {p}idx (id)")
-        conn.execute(f"CREATE INDEX {p}idx_tag ON {p}idx (tag)")
-        conn.execute(f"CREATE INDEX {p}idxm_name ON {p}idxm (name)")
+        _tables(conn, p)
         made = []
 
         def make_views(tag: str) -> None:
@@ -95,18 +99,7 @@ def test_materialized_views_over_indexes_equal_views_over_copies(slipstream, uni
         assert "arrangement, shared" in explain("va0idx") and "shared" not in explain("va0plain")
         ids = list(range(20))
         for round_ in range(8):
-            for _ in range(10):
-                conn.execute(f"INSERT INTO {p}o VALUES (%s, %s, %s, %s)",
-                             (rng.randrange(1000), rng.choice(ids), f"t{rng.randrange(5)}", rng.randrange(50)))
-            for _ in range(5):
-                row = (rng.choice(ids), f"n{rng.randrange(4)}", f"t{rng.randrange(5)}")
-                for d in ("plain", "idx"):
-                    conn.execute(f"INSERT INTO {p}{d} VALUES (%s, %s, %s)", row)
-            victim = rng.choice(ids)
-            for d in ("plain", "idx"):
-                conn.execute(f"DELETE FROM {p}{d} WHERE id = %s", (victim,))
-                conn.execute(f"UPDATE {p}{d} SET name = 'n9' WHERE id = %s", (victim + 1,))
-            conn.execute(f"DELETE FROM {p}o WHERE amount < %s", (round_,))
+            _changes(conn, p, rng, ids, round_, orders=10, rows=5)
             if round_ == 3:
                 conn.execute(f"DROP INDEX {p}idx_id")       # the views re-planned without it
                 assert "arrangement, shared" not in explain("va0idx")

@@ -3,29 +3,18 @@ unpruned plan through the real engine over random update streams with retraction
 
 from __future__ import annotations
 
-import random
-
-import pyarrow as pa
 import pytest
 
-from dataflow.batch import batch_from_rows, consolidate, rows_of
-from dataflow.exchange import LocalExchange
 from dataflow.expr import AggregateExpr, Call, ColumnRef, Literal
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, Get, IndexLookup, Join, Map,
                            Negate, Project, Reduce, TopK, Union_, output_types)
-from dataflow.render import Dataflow
-from dataflow.types import BOOL, INT4, INT8, NUMERIC, TEXT
-from planner import parse, plan_statement
-from planner.context import Params, PlanContext
+from dataflow.types import BOOL, INT8, NUMERIC, TEXT
 from planner.index_lookup import use_index_lookups
-from planner.planning import plan_in_context
 from planner.rules import optimize_statement
 from planner.rules.prune_columns import prune_columns
 from planner.statements import DeletePlan, SelectPlan, UpdatePlan
+from tests.planner.plan_equivalence import CUSTOMERS, ORDERS, assert_same_updates, ids, pruned, unpruned
 from tests.planner.planner_catalog import MemoryCatalog
-
-ORDERS = (INT8, INT8, INT8, TEXT)          # id, customer_id, amount, status
-CUSTOMERS = (INT8, TEXT, INT4)             # id, region, score
 
 
 @pytest.fixture(scope="module")
@@ -35,19 +24,6 @@ def cat() -> MemoryCatalog:
     c.execute("CREATE TABLE customers (id bigint, region text, score int)")
     c.execute("CREATE INDEX orders_id ON orders (id)")
     return c
-
-
-def ids(cat) -> tuple[str, str]:
-    return cat.resolve(("orders",)).id, cat.resolve(("customers",)).id
-
-
-def unpruned(cat, sql: str):
-    """The statement plan exactly as lowering produced it, before any rule."""
-    return plan_in_context(parse(sql)[0], PlanContext(cat, Params([], []), ("public",), "slipstream"))
-
-
-def pruned(cat, sql: str):
-    return plan_statement(cat, parse(sql)[0])
 
 
 V1 = ("SELECT c.region, count(*), sum(o.amount) FROM orders o JOIN customers c ON o.customer_id = c.id "
@@ -195,65 +171,6 @@ QUERIES = [
 ]
 
 
-def _order_row(rng: random.Random) -> tuple:
-    return (rng.randrange(20), rng.choice([None, 0, 1, 2, 3, 4, 5]), rng.randrange(100),
-            rng.choice(["captured", "pending", None]))
-
-
-def _customer_row(rng: random.Random) -> tuple:
-    return (rng.randrange(7), rng.choice(["eu", "us", None]), rng.choice([None, rng.randrange(100)]))
-
-
-def _stream(seed: int, oid: str, cid: str) -> list[tuple[int, dict[str, pa.Table]]]:
-    """Steps of (upper, inputs): a snapshot at time 1, then inserts and retractions of live rows
-    at several distinct times per step."""
-    rng = random.Random(seed)
-    live = {oid: [], cid: []}
-    gens = {oid: (_order_row, ORDERS), cid: (_customer_row, CUSTOMERS)}
-    steps, time = [], 1
-    for step in range(5):
-        upper = time + (1 if step == 0 else rng.randint(1, 3))
-        inputs = {}
-        for id, (gen, types) in gens.items():
-            parts = []
-            for t in range(time, upper):
-                new = [gen(rng) for _ in range(rng.randint(0 if step else 15, 8 if step else 30))]
-                gone = [live[id].pop(rng.randrange(len(live[id])))
-                        for _ in range(min(len(live[id]), rng.randint(0, 4)))] if step else []
-                live[id] += new
-                if new:
-                    parts.append(batch_from_rows(new, types, t, 1))
-                if gone:
-                    parts.append(batch_from_rows(gone, types, t, -1))
-            if parts:
-                inputs[id] = pa.concat_tables(parts)
-        steps.append((upper, inputs))
-        time = upper
-    return steps
-
-
-def _key(row: tuple) -> tuple:
-    return tuple((v is None, str(type(v)), v if v is not None else 0) for v in row)
-
-
-def _rows_with_time(batch: pa.Table) -> list[tuple]:
-    return [r + (t, d) for r, t, d in zip(rows_of(batch), batch["time"].to_pylist(), batch["diff"].to_pylist())]
-
-
 @pytest.mark.parametrize("sql", QUERIES)
 def test_pruned_plan_gives_the_same_updates(cat, sql):
-    oid, cid = ids(cat)
-    before, after = unpruned(cat, sql).plan, pruned(cat, sql).plan
-    assert output_types(before) == output_types(after)
-    produced = 0
-    for seed in range(3):
-        steps = _stream(seed, oid, cid)
-        a = Dataflow(before, 1, LocalExchange())
-        b = Dataflow(after, 1, LocalExchange())
-        for upper, inputs in steps:
-            oa = consolidate(a.step({k: v for k, v in inputs.items() if k in a.inputs}, upper))
-            ob = consolidate(b.step({k: v for k, v in inputs.items() if k in b.inputs}, upper))
-            assert sorted(_rows_with_time(oa), key=_key) == sorted(_rows_with_time(ob), key=_key), (sql, seed)
-            produced += oa.num_rows
-        assert not a.errors and not b.errors
-    assert produced > 0  # the streams exercise the query
+    assert_same_updates(cat, sql)
