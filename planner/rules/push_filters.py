@@ -102,17 +102,8 @@ def _push(below: Plan, preds: list[ScalarExpr], parents: dict[int, int], origina
         return _filter(below, preds)
     width = len(output_types(below))
 
-    if isinstance(below, Map):
-        n_in = width - len(below.exprs)
-        down = [p for p in go if all(c < n_in for c in _used(p))]
-        up = [p for p in go if p not in down]
-        if not down:
-            return _filter(below, preds)
-        inner = _push(below.input, down, parents, id(below.input))
-        return _filter(replace(below, input=inner), stay + up)
-
-    if isinstance(below, FlatMap):
-        n_in = width - len(below.outputs)
+    if isinstance(below, (Map, FlatMap)):  # (conditions on the input's columns only)
+        n_in = width - (len(below.exprs) if isinstance(below, Map) else len(below.outputs))
         down = [p for p in go if all(c < n_in for c in _used(p))]
         up = [p for p in go if p not in down]
         if not down:

@@ -277,3 +277,20 @@ def check_plan(plan, types: dict[str, tuple], steps, workers: int) -> list:
             assert got == expected, f"workers={workers} t={t}\n got={dict(got)}\n expected={dict(expected)}"
         lower = upper
     return dfs
+
+
+def operators_of(root, kind) -> list:
+    """Every operator of type `kind` in a rendered dataflow (`Dataflow.root`), looking through
+    SharedOp wrappers and into operators' attributes and lists of inputs."""
+    seen, todo, out = set(), [root], []
+    while todo:
+        op = todo.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        op = getattr(op, "inner", op)
+        if isinstance(op, kind):
+            out.append(op)
+        for v in getattr(op, "__dict__", {}).values():
+            todo.extend(x for x in (v if isinstance(v, list) else [v]) if hasattr(x, "step"))
+    return out

@@ -17,7 +17,7 @@ from dataflow.operators.reduce import ReduceOp
 from dataflow.operators.topk import TopKOp
 from dataflow.plan import Filter, Get, Join, Reduce, TopK
 from dataflow.types import FLOAT8, INT8, TEXT
-from tests.dataflow.df_reference import AS_OF, check_plan, run_dataflow
+from tests.dataflow.df_reference import AS_OF, check_plan, operators_of, run_dataflow
 
 SETTINGS = settings(max_examples=int(os.environ.get("DF_EXAMPLES", "25")), deadline=None,
                     suppress_health_check=list(HealthCheck))
@@ -81,26 +81,12 @@ def test_monotonic_reduce_over_a_join_equal_recomputation(data):
     check_plan(JOINED, {"t": T, "u": U}, insert_only_stream(data, {"t": rows, "u": labels}), 3)
 
 
-def _operators(op, kind):
-    seen, todo, out = set(), [op], []
-    while todo:
-        o = todo.pop()
-        if id(o) in seen:
-            continue
-        seen.add(id(o))
-        o = getattr(o, "inner", o)
-        if isinstance(o, kind):
-            out.append(o)
-        todo.extend(v for v in vars(o).values() if hasattr(v, "step") and hasattr(v, "schema"))
-    return out
-
-
 def test_no_copy_of_the_input_is_kept():
     steps = [(AS_OF + 1 + k, {"t": [((k % 3, k, float(k), str(k)), AS_OF + k, 1) for _ in range(2)]})
              for k in range(50)]
     for plan, kind in ((MINMAX, ReduceOp), (TOP2, TopKOp)):
         _, dfs = run_dataflow(plan, {"t": T}, steps, 1)
-        op = _operators(dfs[0].root, kind)[0]
+        op = operators_of(dfs[0].root, kind)[0]
         if kind is ReduceOp:
             assert all(len(s.trace) == 0 for s in op.states if hasattr(s, "trace"))
             assert op.index.size == 3
@@ -108,7 +94,7 @@ def test_no_copy_of_the_input_is_kept():
             assert len(op.trace) == 0 and 0 < len(op.prefix) < 50  # changes of 3 groups x 3 rows
     # The same plans not marked monotonic keep every value they saw.
     _, dfs = run_dataflow(Reduce(BIDS, MINMAX.group_key, MINMAX.aggregates), {"t": T}, steps, 1)
-    op = _operators(dfs[0].root, ReduceOp)[0]
+    op = operators_of(dfs[0].root, ReduceOp)[0]
     assert sum(len(s.trace) for s in op.states if hasattr(s, "trace")) >= 100
 
 

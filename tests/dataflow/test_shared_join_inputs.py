@@ -18,7 +18,7 @@ from dataflow.operators.join import JoinOp, SharedInputJoinOp
 from dataflow.plan import Filter, Get, Join, Project, Union_
 from dataflow.render import Dataflow
 from dataflow.types import BOOL, INT8, TEXT
-from tests.dataflow.df_reference import check_plan, draw_stream
+from tests.dataflow.df_reference import check_plan, draw_stream, operators_of
 
 SETTINGS = settings(max_examples=int(os.environ.get("DF_EXAMPLES", "25")), deadline=None,
                     suppress_health_check=list(HealthCheck))
@@ -46,25 +46,10 @@ def test_shared_join_inputs_equal_recomputation(workers, data):
         check_plan(plan, {"t": T, "u": U}, steps, workers)
 
 
-def _ops(op, kind) -> list:
-    seen, todo, out = set(), [op], []
-    while todo:
-        o = todo.pop()
-        if id(o) in seen:
-            continue
-        seen.add(id(o))
-        o = getattr(o, "inner", o)
-        if isinstance(o, kind):
-            out.append(o)
-        for v in getattr(o, "__dict__", {}).values():
-            todo.extend(x for x in (v if isinstance(v, list) else [v]) if hasattr(x, "step"))
-    return out
-
-
 @pytest.mark.parametrize("plan, arrangements", [(CHAIN, 3), (TWO, 2), (SELF, 1)])
 def test_one_arrangement_per_input_and_key(plan, arrangements):
     df = Dataflow(plan, 0, LocalExchange())
-    joins = _ops(df.root, SharedInputJoinOp)
-    assert joins and not _ops(df.root, JoinOp)
+    joins = operators_of(df.root, SharedInputJoinOp)
+    assert joins and not operators_of(df.root, JoinOp)
     inputs = {id(a) for j in joins for a in (j.left, j.right)}
     assert len(inputs) == arrangements

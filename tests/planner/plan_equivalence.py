@@ -1,6 +1,7 @@
-"""The check every plan rule's test shares: a query's plan as lowering produced it and as the
-rules left it give the same updates, at every time, through the real engine over random update
-streams with retractions (orders and customers, several times per step)."""
+"""What the plan rules' tests share: the check that a query's plan as lowering produced it and
+as the rules left it give the same updates, at every time, through the real engine over random
+update streams with retractions (orders and customers, several times per step); and a walk over
+a plan's nodes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pyarrow as pa
 
 from dataflow.batch import batch_from_rows, consolidate, rows_of
 from dataflow.exchange import LocalExchange
-from dataflow.plan import output_types
+from dataflow.plan import children, output_types
 from dataflow.render import Dataflow
 from dataflow.types import INT4, INT8, TEXT
 from planner import parse, plan_statement
@@ -97,3 +98,15 @@ def assert_same_updates(cat, sql: str) -> None:
             produced += oa.num_rows
         assert not a.errors and not b.errors
     assert produced > 0
+
+
+def plan_nodes(plan) -> list:
+    """Every node object of a plan once (plans are DAGs: a shared node is listed once)."""
+    seen, out, todo = set(), [], [plan]
+    while todo:
+        p = todo.pop()
+        if id(p) not in seen:
+            seen.add(id(p))
+            out.append(p)
+            todo.extend(children(p))
+    return out

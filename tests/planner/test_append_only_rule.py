@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from dataflow.expr import AggregateExpr, Call, ColumnRef, Literal
 from dataflow.plan import (Constant, Distinct, Filter, Get, Join, Map, Negate, Project, Reduce, TopK,
-                           Union_, children)
+                           Union_)
 from dataflow.types import BOOL, INT8, TIMESTAMPTZ
 from planner.rules.append_only import use_monotonic_operators
+from tests.planner.plan_equivalence import plan_nodes
 
 SRC = Get("s", (INT8, INT8), append_only=True)
 TABLE = Get("t", (INT8, INT8))
@@ -15,16 +16,7 @@ MAX = (AggregateExpr("max", ColumnRef(1, INT8), INT8, False, (), ()),)
 
 
 def _marked(plan) -> list[bool]:
-    out, seen, todo = [], set(), [use_monotonic_operators(plan)]
-    while todo:
-        p = todo.pop()
-        if id(p) in seen:
-            continue
-        seen.add(id(p))
-        if isinstance(p, (Reduce, TopK)):
-            out.append(p.monotonic)
-        todo.extend(children(p))
-    return out
+    return [p.monotonic for p in plan_nodes(use_monotonic_operators(plan)) if isinstance(p, (Reduce, TopK))]
 
 
 def reduce(inp):

@@ -10,11 +10,11 @@ from decimal import Decimal
 import pytest
 
 from dataflow.expr import Call, ColumnRef, Literal
-from dataflow.plan import Get, Join, Map, Reduce, Union_, children
+from dataflow.plan import Get, Join, Map, Reduce, Union_
 from dataflow.types import FLOAT8, INT8, NUMERIC
 from planner.rules.common_subplans import share_common_subplans
 from tests.planner.planner_catalog import MemoryCatalog
-from tests.planner.plan_equivalence import assert_same_updates, pruned, unpruned
+from tests.planner.plan_equivalence import assert_same_updates, plan_nodes, pruned, unpruned
 
 
 @pytest.fixture(scope="module")
@@ -25,19 +25,8 @@ def cat() -> MemoryCatalog:
     return c
 
 
-def _nodes(plan) -> list:
-    seen, out, todo = set(), [], [plan]
-    while todo:
-        p = todo.pop()
-        if id(p) not in seen:
-            seen.add(id(p))
-            out.append(p)
-            todo.extend(children(p))
-    return out
-
-
 def _count(plan, kind) -> int:
-    return sum(isinstance(p, kind) for p in _nodes(plan))
+    return sum(isinstance(p, kind) for p in plan_nodes(plan))
 
 
 T = Get("u1", (INT8, INT8))
@@ -91,7 +80,7 @@ def test_walk_is_linear_in_a_deeply_shared_plan():
         p = Union_((Map(p, (Literal(1, INT8),)), Map(p, (Literal(1, INT8),))))
         p = Map(p, ())
     out = share_common_subplans(p)
-    assert len(_nodes(out)) <= 3 * 60 + 1
+    assert len(plan_nodes(out)) <= 3 * 60 + 1
 
 
 QUERIES = [

@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from dataflow.expr import Call, ColumnRef, Literal
-from dataflow.plan import Filter, FlatMap, Get, Join, Map, Negate, Reduce, Union_, children
+from dataflow.plan import Filter, FlatMap, Get, Join, Map, Negate, Reduce, Union_
 from dataflow.types import BOOL, FLOAT8, INT8
 from planner.rules.push_filters import push_filters
 from tests.planner.planner_catalog import MemoryCatalog
-from tests.planner.plan_equivalence import assert_same_updates, pruned
+from tests.planner.plan_equivalence import assert_same_updates, plan_nodes, pruned
 
 T = Get("u1", (INT8, INT8))
 GT0 = Call("gt", (ColumnRef(0, INT8), Literal(0, INT8)), BOOL)
@@ -28,16 +28,7 @@ def cat() -> MemoryCatalog:
 
 def _filters_over(plan, kind) -> bool:
     """Some Filter sits directly on a node of `kind`."""
-    seen, todo = set(), [plan]
-    while todo:
-        p = todo.pop()
-        if id(p) in seen:
-            continue
-        seen.add(id(p))
-        if isinstance(p, Filter) and isinstance(p.input, kind):
-            return True
-        todo.extend(children(p))
-    return False
+    return any(isinstance(p, Filter) and isinstance(p.input, kind) for p in plan_nodes(plan))
 
 
 def test_below_map_flatmap_join_and_group_keys():
