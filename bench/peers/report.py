@@ -94,6 +94,8 @@ def table(doc: dict[str, Any]) -> str:
         if run.get("loadavg_before") and run["loadavg_before"][0] > 3.0:
             notes.append(f"- {sys_} at {size}: the machine was busy before this run (1-min load "
                          f"{run['loadavg_before'][0]:.1f} on {doc['machine']['cores']} cores): figures pessimistic")
+        if run.get("peak_rss_note"):
+            notes.append(f"- {sys_} at {size}: {run['peak_rss_note']}")
         f = run.get("freshness") or {}
         if f.get("writes_planned", 0) > f.get("writes", 0):
             notes.append(f"- {sys_} at {size}, freshness: the writer kept up with only "
@@ -176,9 +178,9 @@ callback, print sink and foreachBatch sink); lag = the first closed timestamp (F
 row) whose V1 totals match the write's expected totals, minus the write's acknowledgement
 (Pathway's "ack" is the hand-over to its input connector, Flink's the hand-over to the socket
 its source reads, Spark's the batch file's rename into the directory its source watches); the
-writer gives up after max(3 x duration, budget / 3) when the system cannot keep the rate. Every run ends by comparing both views, in
-full, with the ground truth of exactly the changes applied; a phase that overruns its budget stops
-early and says so.
+writer gives up after max(3 x duration, budget / 3) when the system cannot keep the rate. Every
+run ends by comparing both views, in full, with the ground truth of exactly the changes applied; a
+phase that overruns its budget stops early and says so.
 
 Systems: `slipstream-e2e` is the server as a user gets it with just the tables and views;
 `slipstream-e2e-idx` adds `CREATE INDEX ON orders (id)` after loading (PostgreSQL's tables have a

@@ -125,6 +125,7 @@ def run_one(args: argparse.Namespace) -> None:
     result = asyncio.run(measure(system, w, stream, cfg, label))
     # Other work on the machine skews everything: keep the evidence with the figures.
     result["loadavg_before"], result["loadavg_after"] = load_before, os.getloadavg()
+    result.update(getattr(system, "extra_results", None) or {})  # a peer's own remarks on its run
     result["versions"] = versions(args.systems)
     result["wall_s"] = time.perf_counter() - t0
     Path(args.out).write_text(json.dumps(result, indent=2, default=str))
