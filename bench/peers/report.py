@@ -188,11 +188,10 @@ primary key), so DELETE's reads become index lookups instead of scans of orders.
 `flink-sql` is Apache Flink SQL (PyFlink's local mini-cluster, parallelism 1) running the reference
 V1 and V2 SQL as one streaming job over the base snapshot and a changelog with retractions (change
 events from a socket through `FROM_CHANGELOG`: an update is -U/+U, a delete -D), into print sinks
-read by the bench. `spark-structured` is Spark
-Structured Streaming (`local[2]`, micro-batches) over a stream of signed rows (diff +1/-1):
-count = sum(diff), sum = sum(diff * amount), V1 a stream-static join with customers, two
-queries in output mode update with foreachBatch sinks. Their module docstrings
-(bench/peers/flink_sql.py, spark_structured.py) give the details.
+read by the bench. `spark-structured` is Spark Structured Streaming (`local[2]`, micro-batches)
+over a stream of signed rows (diff +1/-1): count = sum(diff), sum = sum(diff * amount), V1 a
+stream-static join with customers, two queries in output mode update with foreachBatch sinks.
+Their module docstrings (bench/peers/flink_sql.py, spark_structured.py) give the details.
 
 Client specifics: Slipstream gets COPY (csv) for new rows and `DELETE ... WHERE id IN (...)` for
 old ones (no array parameters yet), in statements of at most 5 000 ids inside the batch's one

@@ -19,7 +19,7 @@ How the workload maps onto Spark:
   the default (HDFS-backed, in-memory) state store, Spark's default driver memory (1 GB heap),
   checkpoints in a temporary directory.
 - Spark's socket source (tried: lines of signed records, in order, no file per write) was slower
-  here: 2.2-3.1 s per 10 000-change batch against 0.8-1.4 s with a Parquet file, and no faster for
+  here: 2.1-3.1 s per 10 000-change batch against 0.8-1.4 s with a Parquet file, and no faster for
   single changes.
 - Hadoop's local filesystem, without its native library, runs `chmod` / `readlink` for every
   checkpoint and state file it writes (a dozen per micro-batch); the harness's RSS sampler catches
