@@ -136,11 +136,27 @@ def timestamptz_text_utc(v: dt.datetime) -> str:
 _LOOSE_DATE = re.compile(r"^\s*(\d{4,})-(\d{1,2})-(\d{1,2})(?:([ T])(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d+)?)?)?(.*?)\s*$")
 
 
+_ERA = re.compile(r"(?i)(?<![a-z])\s*(bc|ad)\s*$")
+
+
+def without_era(text: str) -> str:
+    """A date or timestamp text without a trailing era: AD is the default; BC (years before 1,
+    which Python's dates cannot hold) is refused with 0A000 instead of read as the same year AD
+    (`'4713-01-01 BC'::date` was 4713-01-01)."""
+    m = _ERA.search(text)
+    if m is None:
+        return text
+    if m.group(1).lower().startswith("b"):
+        from dataflow.errors import unsupported
+        raise unsupported("dates before the year 1 (BC)")
+    return text[:m.start()]
+
+
 def normalize_datetime_text(text: str) -> tuple[str, int] | None:
     """A date or timestamp text as ISO 8601 with two-digit fields (PostgreSQL reads '2024-1-5'
     and '24:00:00', the midnight that ends the day), plus the days to add (1 for 24:00:00);
-    None when the text does not have that shape."""
-    m = _LOOSE_DATE.match(text)
+    None when the text does not have that shape. A trailing era is read by `without_era`."""
+    m = _LOOSE_DATE.match(without_era(text))
     if not m:
         return None
     y, mo, d, sep, hh, mi, ss, frac, rest = m.groups()
@@ -152,3 +168,18 @@ def normalize_datetime_text(text: str) -> tuple[str, int] | None:
             h, extra = 0, 1
         out += f" {h:02d}:{int(mi):02d}:{int(ss or 0):02d}{frac or ''}"
     return out + (rest or ""), extra
+
+
+def parse_date_text(text: str) -> dt.date:
+    """A date's text as PostgreSQL reads it: ISO with one- or two-digit fields, an era (AD; BC is
+    refused, `without_era`), and a time of day (and zone), which must be valid but is ignored
+    ('2024-01-01 24:00' is that day). Raises ValueError for anything else: text after the date
+    that is not a time ('2024-01-01 B.C.') was ignored before."""
+    st = text.strip()
+    loose = normalize_datetime_text(st)
+    if loose is None:
+        return dt.date.fromisoformat(st)
+    norm = loose[0]
+    if len(norm) > 10:
+        dt.datetime.fromisoformat(norm)  # (validates the time part)
+    return dt.date.fromisoformat(norm[:10])

@@ -209,9 +209,39 @@ def _compile_call(expr: Call) -> Evaluator:
             if "divide by zero" in str(e).lower():
                 raise _div_zero() from None
             raise SqlError(SqlState.DATA_EXCEPTION, f"error evaluating {func}: {e}") from None
+        if out.kind in _CALENDAR:
+            check_calendar_range(res)
         return conform(res, out)
 
     return run
+
+
+_CALENDAR = (TypeKind.DATE, TypeKind.TIMESTAMP, TypeKind.TIMESTAMPTZ)
+# Years 1 to 9999, the dates Python (and so every value leaving the engine) can hold: as days
+# since 1970-01-01 and as microseconds since then.
+_DAYS = (-719_162, 2_932_896)
+_MICROS = (-62_135_596_800_000_000, 253_402_300_799_999_999)
+
+
+def check_calendar_range(arr: pa.Array) -> None:
+    """A date or timestamp computed outside the years 1 to 9999 is refused (0A000), where it
+    used to fail later as an internal error when the value was read (`date '0001-01-01' - 1`,
+    `date '9999-12-31' + 1`). PostgreSQL's dates reach from 4713 BC to 5874897 AD."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if len(arr) == arr.null_count:
+        return
+    if pa.types.is_date32(arr.type):
+        lo, hi = _DAYS
+        raw = arr.cast(pa.int32())
+    elif pa.types.is_timestamp(arr.type) and arr.type.unit == "us":
+        lo, hi = _MICROS
+        raw = arr.cast(pa.int64())
+    else:
+        return
+    bounds = pc.min_max(raw)
+    if bounds["min"].as_py() < lo or bounds["max"].as_py() > hi:
+        raise unsupported("dates before the year 1 or after the year 9999")
 
 
 # Calls that cannot raise an error on any input (their arguments may).

@@ -22,7 +22,7 @@ from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.decimal_util import check_unconstrained, field_overflow, plain_text
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.float4 import float4_of_exact
-from dataflow.pg_text import normalize_datetime_text, parse_time, time_text
+from dataflow.pg_text import normalize_datetime_text, parse_date_text, parse_time, time_text
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
 from dataflow.scalar import datetime_input_error
 from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
@@ -251,11 +251,8 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         if k is TypeKind.JSON:
             return jsonb.check_json(s)
         if k is TypeKind.DATE:
-            loose = normalize_datetime_text(st)
             try:
-                if loose is not None:
-                    return dt.date.fromisoformat(loose[0][:10])  # a time part is ignored, 24:00 too
-                return dt.date.fromisoformat(st)
+                return parse_date_text(st)
             except ValueError:
                 try:
                     return dt.datetime.fromisoformat(st).date()

@@ -25,7 +25,7 @@ from dataflow import interval
 from dataflow import arrays, jsonb, timetz
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
 from dataflow.errors import SqlError, SqlState
-from dataflow.pg_text import normalize_datetime_text, time_text
+from dataflow.pg_text import normalize_datetime_text, parse_date_text, time_text
 from dataflow.pg_text import (float4_text, float8_text, special_float_text, timestamp_text,
                               trim_fraction)
 from dataflow.types import (CHAR, NAME, OID, REGCLASS, REGPROC, REGTYPE, BOOL, BYTEA, DATE, INTERVAL, TIME, TIMETZ, JSON, JSONB, UUID, FLOAT4, FLOAT8, INT2, INT4, INT8, NUMERIC, TEXT, TIMESTAMP,
@@ -477,10 +477,7 @@ def _decode_text(s: str, oid: int) -> Any:
         return jsonb.check_json(s)
     if oid == DATE.oid:
         try:
-            loose = normalize_datetime_text(s.strip())
-            if loose is not None:
-                return date.fromisoformat(loose[0][:10])  # a time part is ignored, 24:00 too
-            return date.fromisoformat(s.strip())
+            return parse_date_text(s)
         except ValueError:
             raise SqlError(SqlState.INVALID_DATETIME_FORMAT,
                            f'invalid input syntax for type date: "{s}"') from None
