@@ -25,6 +25,7 @@ from dataflow.plan import (ArrangeBy, Distinct, Filter, Join, LetRec, Map, Negat
                            Threshold, Union_, children, output_types, with_children)
 from dataflow.types import BOOL
 from planner.context import ParamSlot
+from planner.rules.rewrite import parent_counts
 
 Facts = dict[int, Literal]
 
@@ -49,23 +50,10 @@ def _fact(p: ScalarExpr) -> tuple[int, Literal] | None:
 class _Propagation:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.parents: dict[int, int] = {}
+        self.parents = parent_counts(plan)
         self.shared: set[int] = set()     # ids of (rewritten) nodes read by several parents
         self.keep: list[Plan] = []        # keeps every id above alive
         self.facts_of: dict[int, Facts] = {}
-        self._count_parents(plan)
-
-    def _count_parents(self, plan: Plan) -> None:
-        seen: set[int] = set()
-        todo = [plan]
-        while todo:
-            node = todo.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            for k in children(node):
-                self.parents[id(k)] = self.parents.get(id(k), 0) + 1
-                todo.append(k)
 
     def run(self) -> Plan:
         done: dict[int, Plan] = {}

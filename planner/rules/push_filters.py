@@ -32,12 +32,12 @@ from dataflow.plan import (Distinct, Filter, FlatMap, Join, LetRec, Map, Negate,
                            TopK, Union_, children, output_types, with_children)
 from planner.rules.fold_constants import _VOLATILE
 from planner.rules.prune_columns import _CannotPrune, _used, remap_expr
+from planner.rules.rewrite import parent_counts
 
 
 def push_filters(plan: Plan) -> Plan:
     """`plan` with every Filter's conditions moved as far down as they may go."""
-    parents: dict[int, int] = {}
-    _count_parents(plan, parents, set())
+    parents = parent_counts(plan)
     done: dict[int, Plan] = {}
 
     def visit(node: Plan) -> Plan:
@@ -60,18 +60,6 @@ def push_filters(plan: Plan) -> Plan:
         return out
 
     return visit(plan)
-
-
-def _count_parents(plan: Plan, parents: dict[int, int], seen: set[int]) -> None:
-    stack = [plan]
-    while stack:
-        p = stack.pop()
-        if id(p) in seen:
-            continue
-        seen.add(id(p))
-        for c in children(p):
-            parents[id(c)] = parents.get(id(c), 0) + 1
-            stack.append(c)
 
 
 def _movable(p: ScalarExpr) -> bool:

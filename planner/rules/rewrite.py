@@ -32,3 +32,20 @@ def rewrite_up(plan: Plan, rule: Callable[[Plan], Plan]) -> Plan:
         return done[key]
 
     return visit(plan)
+
+
+def parent_counts(plan: Plan) -> dict[int, int]:
+    """id(node) -> how many parents read it (each node visited once): a node with more than one
+    is shared, and a rule that rewrites it for one parent would make a copy of it."""
+    parents: dict[int, int] = {}
+    seen: set[int] = set()
+    todo = [plan]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for k in children(node):
+            parents[id(k)] = parents.get(id(k), 0) + 1
+            todo.append(k)
+    return parents
