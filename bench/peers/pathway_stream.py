@@ -18,17 +18,15 @@ import os
 import queue
 import threading
 import time
-from typing import Awaitable, Callable
+from typing import Callable
 
-import numpy as np
-import pandas as pd
-
-from bench.common.workload import REGIONS, ChangeBatch, Workload, ground_truth_v1
+from bench.common.workload import ChangeBatch, Workload
+from bench.peers.expected import ExpectedViews, StreamedViews
 
 WAIT_S = 600.0
 
 
-class PathwayStream:
+class PathwayStream(StreamedViews):
     name = "pathway-stream"
 
     def __init__(self) -> None:
@@ -132,38 +130,13 @@ class PathwayStream:
         self.w = w
         self.customer_rows = [{"cust_id": r["id"], "region": r["region"]} for r in w.customers().to_pylist()]
         self.base_rows = _rows(w.orders())
-        truth = ground_truth_v1(w, w.base)
-        self.expect_v1 = {r.region: (int(r.count), int(r.sum)) for r in truth.itertuples()}
-        self.expect_v2 = [len(w.base), int(w.base.amount.sum())]
+        self.expected = ExpectedViews(w)
 
     async def hydrate(self) -> None:
         self._build_and_run()
         self.inbox.put(([], self.base_rows))
         del self.base_rows
         self._wait_current()
-
-    def _expect(self, batch: ChangeBatch) -> None:
-        for table, sign in ((batch.deletes, -1), (batch.inserts, 1)):
-            if table.num_rows == 0:
-                continue
-            self.expect_v2[0] += sign * table.num_rows
-            self.expect_v2[1] += sign * int(table["amount"].to_numpy().sum())
-            status = np.asarray(table["status"].to_pylist(), dtype=object)
-            cap = status == "captured"
-            region = self.w.customer_region[table["customer_id"].to_numpy()[cap] - 1]
-            amounts = table["amount"].to_numpy()[cap]
-            counts = np.bincount(region, minlength=len(REGIONS))
-            sums = np.bincount(region, weights=amounts, minlength=len(REGIONS)).astype(np.int64)
-            for i in np.flatnonzero(counts):
-                c, s = self.expect_v1.get(REGIONS[i], (0, 0))
-                c, s = c + sign * int(counts[i]), s + sign * int(sums[i])
-                if c == 0:
-                    self.expect_v1.pop(REGIONS[i], None)
-                else:
-                    self.expect_v1[REGIONS[i]] = (c, s)
-
-    def _current(self) -> bool:
-        return self.v2_totals == self.expect_v2 and self.v1 == self.expect_v1
 
     def _wait_current(self) -> None:
         deadline = time.monotonic() + WAIT_S
@@ -176,30 +149,8 @@ class PathwayStream:
                 self.cond.wait(1.0)
 
     async def write(self, batch: ChangeBatch) -> None:
-        self._expect(batch)
+        self.expected.add(batch)
         self.inbox.put((_rows(batch.deletes), _rows(batch.inserts)))
-
-    async def apply(self, batch: ChangeBatch, probe_customer: int) -> None:
-        await self.write(batch)
-        self._wait_current()
-
-    async def subscribe_v1(self, on_state: Callable[[float, int, int], None]) -> Callable[[], Awaitable[None]]:
-        with self.cond:
-            self.on_v1_state = on_state
-            c = sum(v[0] for v in self.v1.values())
-            s = sum(v[1] for v in self.v1.values())
-        on_state(time.perf_counter(), c, s)
-
-        async def stop() -> None:
-            self.on_v1_state = None
-        return stop
-
-    async def read_views(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        self._wait_current()
-        with self.cond:
-            v1 = pd.DataFrame([(k, *v) for k, v in self.v1.items()], columns=["region", "count", "sum"])
-            v2 = pd.DataFrame([(k, *v) for k, v in self.v2.items()], columns=["customer_id", "count", "sum"])
-        return v1, v2
 
     def pids(self) -> list[int]:
         return [os.getpid()]

@@ -44,15 +44,14 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Callable
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from bench.common.workload import ChangeBatch, Workload
-from bench.peers.expected import ExpectedViews
+from bench.peers.expected import ExpectedViews, StreamedViews
 
 WAIT_S = 600.0
 SCHEMA = "id BIGINT, customer_id BIGINT, amount BIGINT, status STRING, diff INT"
@@ -89,7 +88,7 @@ def _signed(table: pa.Table, diff: int) -> pa.Table:
     return table.append_column("diff", pa.array(np.full(table.num_rows, diff, dtype=np.int32)))
 
 
-class SparkStructured:
+class SparkStructured(StreamedViews):
     name = "spark-structured"
 
     def __init__(self) -> None:
@@ -193,9 +192,6 @@ class SparkStructured:
                                 .option("checkpointLocation", str(self.dir / "checkpoints" / name)).start())
         self._wait_current()
 
-    def _current(self) -> bool:
-        return self.v2_totals == self.expected.v2_totals and self.v1 == self.expected.v1
-
     def _wait_current(self) -> None:
         deadline = time.monotonic() + WAIT_S
         with self.cond:
@@ -213,28 +209,6 @@ class SparkStructured:
     async def write(self, batch: ChangeBatch) -> None:
         self.expected.add(batch)
         self._drop(pa.concat_tables([_signed(batch.deletes, -1), _signed(batch.inserts, 1)]))
-
-    async def apply(self, batch: ChangeBatch, probe_customer: int) -> None:
-        await self.write(batch)
-        self._wait_current()
-
-    async def subscribe_v1(self, on_state: Callable[[float, int, int], None]) -> Callable[[], Awaitable[None]]:
-        with self.cond:
-            self.on_v1_state = on_state
-            c = sum(v[0] for v in self.v1.values())
-            s = sum(v[1] for v in self.v1.values())
-        on_state(time.perf_counter(), c, s)
-
-        async def stop() -> None:
-            self.on_v1_state = None
-        return stop
-
-    async def read_views(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        self._wait_current()
-        with self.cond:
-            v1 = pd.DataFrame([(k, *v) for k, v in self.v1.items()], columns=["region", "count", "sum"])
-            v2 = pd.DataFrame([(k, *v) for k, v in self.v2.items()], columns=["customer_id", "count", "sum"])
-        return v1, v2
 
     def pids(self) -> list[int]:
         return [os.getpid()]  # Spark's JVM is a child of this process
