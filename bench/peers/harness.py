@@ -92,8 +92,9 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def tree_rss_bytes(roots: list[int]) -> int:
-    """Sum of VmRSS over the roots and all their descendants."""
+def tree_status_bytes(roots: list[int], field: str, counted: Callable[[int, dict[str, str]], bool] | None = None) -> int:
+    """Sum of a /proc status memory field (VmRSS, VmHWM) over the roots and all their
+    descendants, of those `counted` (pid, status fields) accepts (all by default)."""
     seen: set[int] = set()
     stack = list(roots)
     total = 0
@@ -104,14 +105,18 @@ def tree_rss_bytes(roots: list[int]) -> int:
         seen.add(pid)
         try:
             with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-                        break
+                fields = dict(line.split(":", 1) for line in f if ":" in line)
         except OSError:
             continue
+        if field in fields and (counted is None or counted(pid, fields)):
+            total += int(fields[field].split()[0]) * 1024
         stack.extend(_children(pid))
     return total
+
+
+def tree_rss_bytes(roots: list[int]) -> int:
+    """Sum of VmRSS over the roots and all their descendants."""
+    return tree_status_bytes(roots, "VmRSS")
 
 
 class RssSampler:

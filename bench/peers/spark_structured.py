@@ -66,22 +66,9 @@ PARALLEL_LISTING = 10_000
 
 def _tree_hwm_bytes(root: int) -> int:
     """Sum of VmHWM (a process's own peak RSS) over `root` and its lasting descendants."""
-    from bench.peers.harness import _children
-    total, stack, seen = 0, [root], set()
-    while stack:
-        pid = stack.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                fields = dict(line.split(":", 1) for line in f if ":" in line)
-        except OSError:
-            continue
-        if pid == root or fields.get("Name", "").strip() in ("java", "bash", "python", "python3"):
-            total += int(fields.get("VmHWM", "0 kB").split()[0]) * 1024
-        stack.extend(_children(pid))
-    return total
+    from bench.peers.harness import tree_status_bytes
+    return tree_status_bytes([root], "VmHWM", lambda pid, fields: pid == root or fields.get("Name", "").strip()
+                             in ("java", "bash", "python", "python3"))
 
 
 def _signed(table: pa.Table, diff: int) -> pa.Table:
