@@ -34,14 +34,12 @@ _ROW_WISE = (Map, Filter, Project, FlatMap)
 
 def use_monotonic_operators(plan: Plan) -> Plan:
     """`plan` with each Reduce and TopK over a monotonic input marked `monotonic`."""
-    monotonic: dict[int, bool] = {}
-    keep: list[Plan] = []  # the nodes whose ids key `monotonic`
+    monotonic: dict[int, bool] = {}  # by id of the nodes rule returns (rewrite_up keeps them)
 
     def rule(node: Plan) -> Plan:
         if isinstance(node, (Reduce, TopK)) and not node.monotonic and monotonic.get(id(node.input), False):
             if isinstance(node, Reduce) or node.limit is not None:
                 node = replace(node, monotonic=True)
-        keep.append(node)
         monotonic[id(node)] = _grows_only(node, monotonic)
         return node
 
