@@ -3,7 +3,11 @@
 A peek whose plan is a chain of Map / Filter / Project over one collection read (`Get`) or one
 index lookup (`IndexLookup`) needs no exchange and no operator state: each worker reads its part
 of the collection (or looks the keys up in the index's arrangement) at the peek's time and applies
-the chain to those rows. Such a peek skips building, stepping and dropping a dataflow on every
+the chain to those rows. A whole-collection read first narrows the collection's raw updates by
+the conditions of the chain's first Filter that cannot fail (`customer_id = 42`), so a point read
+of an unindexed view consolidates its few matching updates, not the whole view (a condition that
+cannot fail gives a row's copies the same answer, so filtering before consolidating is the same
+as after; one that can fail must not see an update that consolidation would cancel). Such a peek skips building, stepping and dropping a dataflow on every
 worker, and a lookup goes only to the workers that own its keys (an index is partitioned by its
 key, with the hash the exchange uses). Concurrent peeks travel to a worker in one message and
 come back in one (`FastPeeks` / `PeekResults`).
@@ -23,7 +27,9 @@ import numpy as np
 import pyarrow as pa
 
 from dataflow.batch import hash_columns, partition
+from dataflow.expr import ScalarExpr
 from dataflow.plan import Filter, Get, IndexLookup, Map, Plan, Project
+from dataflow.scalar import may_fail
 from dataflow.types import SqlType
 
 _CHAIN = (Map, Filter, Project)
@@ -33,13 +39,15 @@ _CHAIN = (Map, Filter, Project)
 class FastPeekPlan:
     """A peek split into its one read and the stateless chain over it. `chain` reads the rows as
     `Get(source, types)`; `key` and `keys` are set for an index lookup (else the whole collection
-    is read)."""
+    is read). `prefilter`: conditions on the collection's columns that cannot fail, implied by
+    the chain, to apply to its raw updates before consolidating them."""
 
     source: str
     types: tuple[SqlType, ...]
     chain: Plan
     key: tuple[int, ...] | None = None
     keys: pa.Table | None = None
+    prefilter: tuple[ScalarExpr, ...] = ()
 
 
 def fast_peek_plan(plan: Plan) -> FastPeekPlan | None:
@@ -59,7 +67,10 @@ def fast_peek_plan(plan: Plan) -> FastPeekPlan | None:
     chain: Plan = leaf
     for n in reversed(nodes):
         chain = replace(n, input=chain)
-    return FastPeekPlan(leaf.id, leaf.types, chain, key, keys)
+    first = nodes[-1] if nodes else None
+    prefilter = tuple(p for p in first.predicates if not may_fail(p)) if (
+        isinstance(first, Filter) and keys is None) else ()
+    return FastPeekPlan(leaf.id, leaf.types, chain, key, keys, prefilter)
 
 
 def lookup_keys(lookup: IndexLookup) -> pa.Table:

@@ -188,7 +188,7 @@ def _compile_call(expr: Call) -> Evaluator:
         raise SqlError(SqlState.UNDEFINED_FUNCTION, f"function {func} does not exist")
     if func == "in_list" and len(expr.args) > 1 and all(isinstance(a, Literal) for a in expr.args[1:]):
         return _compile_in_literals(expr)
-    if func in ("and", "or", "in_list") and any(_may_fail(a) for a in expr.args[1:]):
+    if func in ("and", "or", "in_list") and any(may_fail(a) for a in expr.args[1:]):
         return _compile_short_circuit(expr)
     if func == "coalesce":
         return _compile_coalesce(expr)
@@ -249,12 +249,12 @@ _NEVER_FAIL = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "and", "or", "no
                          "is_true", "is_false", "is_distinct_from", "is_not_distinct_from", "coalesce"})
 
 
-def _may_fail(e: ScalarExpr) -> bool:
+def may_fail(e: ScalarExpr) -> bool:
     """Whether evaluating `e` may raise an error (a cast, arithmetic, a function)."""
     if isinstance(e, (ColumnRef, Literal)):
         return False
     if isinstance(e, Call) and e.func in _NEVER_FAIL:
-        return any(_may_fail(a) for a in e.args)
+        return any(may_fail(a) for a in e.args)
     return True
 
 

@@ -38,6 +38,7 @@ from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, Dro
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
 from dataflow.arrangement import Arrangement
 from dataflow.render import Dataflow
+from dataflow.scalar import compile_predicate
 from dataflow.transport import recv_frame, send_frame
 from dataflow.types import SqlType, arrow_schema
 
@@ -333,7 +334,11 @@ class Worker:
             if plan.keys is not None:
                 rows = self._lookup(plan.source, plan.key, plan.keys, peek.as_of)
             else:
-                rows = snapshot_at(trace.contents_from(peek.as_of), peek.as_of)
+                updates = trace.contents_from(peek.as_of)
+                for condition in plan.prefilter:
+                    if updates.num_rows:
+                        updates = updates.filter(pa.array(compile_predicate(condition)(updates)))
+                rows = snapshot_at(updates, peek.as_of)
             dataflow = Dataflow(plan.chain, peek.as_of, LocalExchange())
             output = dataflow.step({plan.source: rows}, peek.as_of + 1)
         except SqlError as e:

@@ -1,0 +1,41 @@
+"""fast_peek_plan: which reads take the fast path, and which of their conditions may narrow a
+collection's raw updates before they are consolidated (only ones that cannot fail)."""
+
+from __future__ import annotations
+
+from dataflow.expr import Call, ColumnRef, Literal
+from dataflow.fast_peek import fast_peek_plan
+from dataflow.plan import Filter, Get, Project, Reduce
+from dataflow.types import BOOL, INT8
+
+TYPES = (INT8, INT8)
+K = ColumnRef(0, INT8)
+X = ColumnRef(1, INT8)
+
+
+def _eq(a, b):
+    return Call("eq", (a, b), BOOL)
+
+
+def test_conditions_that_cannot_fail_become_the_prefilter():
+    k_is_5 = _eq(K, Literal(5, INT8))
+    ratio = Call("gt", (Call("div", (Literal(10, INT8), X), INT8), Literal(1, INT8)), BOOL)
+    plan = Project(Filter(Get("u1", TYPES), (k_is_5, ratio)), (1,))
+    fast = fast_peek_plan(plan)
+    assert fast is not None and fast.source == "u1"
+    assert fast.prefilter == (k_is_5,)
+    assert fast.chain == plan  # the chain still applies every condition
+
+
+def test_no_prefilter_without_a_filter_on_the_collection():
+    assert fast_peek_plan(Project(Get("u1", TYPES), (0,))).prefilter == ()
+    # A filter above a computed column is not on the collection's columns.
+    from dataflow.plan import Map
+    mapped = Filter(Map(Get("u1", TYPES), (Call("add", (K, X), INT8),)), (_eq(ColumnRef(2, INT8), Literal(1, INT8)),))
+    assert fast_peek_plan(mapped).prefilter == ()
+
+
+def test_reads_needing_a_dataflow_are_not_fast():
+    from dataflow.expr import AggregateExpr
+    plan = Reduce(Get("u1", TYPES), (0,), (AggregateExpr("count", None, INT8, False),))
+    assert fast_peek_plan(plan) is None
