@@ -6,7 +6,10 @@
 
 Each plan node becomes one operator; its path in the tree (e.g. `0.1` = root's first child's
 second child) names its exchange channels, so all workers agree on them. Every operator runs in
-every step, even without input, so every worker makes every shuffle call.
+every step, even without input, so every worker makes every shuffle call; except that an
+operator whose input collections changed on no worker (the step's `quiet` inputs, which every
+worker is told alike) is skipped with its exchanges: a change to orders does not exchange the
+unchanged customers side of a join.
 """
 
 from __future__ import annotations
@@ -55,15 +58,49 @@ def render(plan: Plan, rt: Runtime, path: str = "0", built: dict[int, Operator] 
         counts: dict[int, int] = {}
         _count_references(plan, counts)
         built = {"__shared__": {k for k, n in counts.items() if n > 1},  # type: ignore[dict-item]
-                 "__arranged__": {}, "__join_sides__": _join_sides(plan)}
+                 "__arranged__": {}, "__join_sides__": _join_sides(plan),
+                 "__reads__": {} if _skips_quiet_inputs(plan) else None}
     key = id(plan)
     if key in built:
         return built[key]
     op = _render_node(plan, rt, path, built)
     if key in built["__shared__"]:  # type: ignore[operator]
         op = SharedOp(op)
+    reads = built.get("__reads__")  # (None in plans that step every operator; absent in loops)
+    if reads is not None:
+        op.reads = _reads(plan, reads)  # type: ignore[arg-type]
     built[key] = op
     return op
+
+
+def _skips_quiet_inputs(plan: Plan) -> bool:
+    """Whether the plan's operators may skip steps in which their inputs did not change: not
+    when its output changes as time passes (mz_now()), nor inside recursion (whose loop steps
+    its body many times per step; kept simple: the whole plan steps every operator)."""
+    return "mz_now" not in repr(plan) and not _contains(plan, LetRec)
+
+
+def _contains(plan: Plan, kind: type) -> bool:
+    seen: set[int] = set()
+    todo = [plan]
+    while todo:
+        p = todo.pop()
+        if isinstance(p, kind):
+            return True
+        if id(p) not in seen:
+            seen.add(id(p))
+            todo.extend(children(p))
+    return False
+
+
+def _reads(plan: Plan, memo: dict[int, frozenset[str]]) -> frozenset[str]:
+    """The collections `plan` reads (memoised by node: plans are DAGs)."""
+    got = memo.get(id(plan))
+    if got is None:
+        got = frozenset((plan.id,)) if isinstance(plan, Get) else \
+            frozenset().union(*(_reads(c, memo) for c in children(plan)))
+        memo[id(plan)] = got
+    return got
 
 
 def _join_sides(plan: Plan) -> dict[tuple[int, tuple[int, ...]], int]:
@@ -199,10 +236,15 @@ class Dataflow:
     def errors(self) -> list[SqlError]:
         return self._rt.errors
 
-    def step(self, inputs: dict[str, pa.Table], upper: int) -> pa.Table:
+    def step(self, inputs: dict[str, pa.Table], upper: int, quiet: frozenset[str] = frozenset()) -> pa.Table:
         """Feed each input's updates at times < upper; return this worker's consolidated output
-        for times < upper."""
-        ctx = StepContext(inputs, upper, self._first)
+        for times < upper. `quiet`: inputs that changed on no worker since the last step (the
+        caller must name the same ones on every worker); operators reading only those skip the
+        step."""
+        for id in quiet:
+            if id in inputs and inputs[id].num_rows:  # never drop an update
+                raise AssertionError(f"input {id} is said unchanged but has {inputs[id].num_rows} updates")
+        ctx = StepContext(inputs, upper, self._first, quiet)
         out = self.root.step(ctx)
         self._first = False
         self.upper = upper

@@ -86,7 +86,9 @@ class CollectionTrace:
             self._merge_last_two()
 
     def _merge_last_two(self) -> None:
-        merged = consolidate(advance_times(concat(self.batches[-2:]), self.compacted_to))
+        # In one chunk: a table of many small chunks (one per step's output) costs Arrow ~1 ms
+        # per filter or take at a few hundred rows, which every read of the collection pays.
+        merged = consolidate(advance_times(concat(self.batches[-2:]), self.compacted_to)).combine_chunks()
         self.batches[-2:] = [merged] if merged.num_rows else []
 
     def contents_from(self, as_of: int) -> pa.Table:
@@ -410,6 +412,13 @@ class Worker:
         return running.started and not running.always_step and all(
             self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
 
+    def _quiet_inputs(self, running: RunningDataflow) -> frozenset[str]:
+        """The inputs that changed on no worker since the dataflow's last step (decided from
+        the commands alone, like `_idle`, so every worker names the same ones)."""
+        if not running.started or running.always_step:
+            return frozenset()
+        return frozenset(id for id in running.inputs if self.dirty_upper.get(id, 0) <= running.frontier)
+
     def _step_failed(self, running: RunningDataflow, target: int) -> None:
         """A failed index or view's step: nothing computed, its collection's upper (and the
         record of its change) advanced as if it had stepped."""
@@ -519,7 +528,8 @@ class Worker:
         held_before = pa.total_allocated_bytes()
         try:
             # An idle step runs nothing (no exchanges): its output is empty on every worker.
-            output = empty_batch(output_types(command.plan)) if idle else running.dataflow.step(inputs, target)
+            output = empty_batch(output_types(command.plan)) if idle else \
+                running.dataflow.step(inputs, target, self._quiet_inputs(running))
         except ConnectionError:
             raise  # a peer died: the whole replica restarts
         except DataflowAborted as e:  # it failed on another worker, which told every worker

@@ -37,6 +37,13 @@ class Runtime:
             return batch
         return self.exchange.shuffle(channel, batch, tuple(key))
 
+    def shuffle_input(self, channel: str, input: "Operator", ctx: "StepContext", key: Sequence[int]) -> pa.Table:
+        """`input`'s output in this step, shuffled by `key`; nothing, without stepping `input`
+        or exchanging, when its collections did not change on any worker (`Operator.quiet`)."""
+        if input.quiet(ctx):
+            return input.schema.empty_table()
+        return self.shuffle(channel, input.step(ctx), key)
+
     def guarded(self, schema: pa.Schema, fn: Callable[[], pa.Table]) -> pa.Table:
         """Run local (non-exchanging) work; on a SqlError record it and yield an empty batch so
         every worker still makes every later shuffle call."""
@@ -54,10 +61,22 @@ class StepContext:
     inputs: dict[str, pa.Table]
     upper: int
     first: bool
+    # Input collections that changed on no worker since the last step (the same set on every
+    # worker): an operator reading only these has nothing to do, and no exchange to make.
+    quiet: frozenset[str] = frozenset()
 
 
 class Operator:
     schema: pa.Schema
+    # The collections this operator's inputs read, all the way down (set by render, and only
+    # in plans whose output changes only when their inputs do: no recursion, no mz_now()).
+    reads: frozenset[str] | None = None
+
+    def quiet(self, ctx: StepContext) -> bool:
+        """Whether this operator outputs nothing in this step on every worker, known without
+        running it: not the first step, and none of the collections it reads changed
+        anywhere. Every worker decides alike, so all skip the same exchanges."""
+        return not ctx.first and self.reads is not None and self.reads <= ctx.quiet
 
     def step(self, ctx: StepContext) -> pa.Table:  # pragma: no cover - interface
         raise NotImplementedError

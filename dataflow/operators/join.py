@@ -72,8 +72,8 @@ class JoinOp(Operator):
         self.rtrace = Arrangement(self.rk)
 
     def step(self, ctx: StepContext) -> pa.Table:
-        dl = self.rt.shuffle(f"{self.path}/join-left", self.left.step(ctx), self.lk)
-        dr = self.rt.shuffle(f"{self.path}/join-right", self.right.step(ctx), self.rk)
+        dl = self.rt.shuffle_input(f"{self.path}/join-left", self.left, ctx, self.lk)
+        dr = self.rt.shuffle_input(f"{self.path}/join-right", self.right, ctx, self.rk)
         return self.rt.guarded(self.schema, lambda: self._apply(dl, dr, ctx.upper))
 
     def _apply(self, dl: pa.Table, dr: pa.Table, upper: int) -> pa.Table:
@@ -123,7 +123,7 @@ class ArrangedInput:
         if self.delta is not None and self.delta.num_rows:
             self.arrangement.insert(self.delta, self.hashes)
         self.arrangement.compact(self._upper)
-        delta = self.rt.shuffle(f"{self.path}/arranged", self.input.step(ctx), self.key)
+        delta = self.rt.shuffle_input(f"{self.path}/arranged", self.input, ctx, self.key)
         self.delta = _drop_null_keys(delta, self.key)
         self.hashes = hash_columns(self.delta, self.key) if self.delta.num_rows else None
         self._delta_arrangement = None
@@ -200,7 +200,7 @@ class SharedJoinOp(Operator):
 
     def step(self, ctx: StepContext) -> pa.Table:
         side = "right" if self.shared_is_left else "left"
-        do = self.rt.shuffle(f"{self.path}/join-{side}", self.other.step(ctx), self.ok)
+        do = self.rt.shuffle_input(f"{self.path}/join-{side}", self.other, ctx, self.ok)
         ds = self.shared.step(ctx)  # (this worker's part of the index: already by key)
         return self.rt.guarded(self.schema, lambda: self._apply(do, ds, ctx.upper))
 

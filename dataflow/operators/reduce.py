@@ -455,7 +455,7 @@ class ReduceOp(Operator):
         self.states = [_state_for(a, monotonic) for a in self.aggs]
 
     def step(self, ctx: StepContext) -> pa.Table:
-        delta = self.rt.shuffle(f"{self.path}/reduce", self.input.step(ctx), self.key)
+        delta = self.rt.shuffle_input(f"{self.path}/reduce", self.input, ctx, self.key)
         return self.rt.guarded(self.schema, lambda: self._apply(delta, ctx.upper))
 
     def _outputs(self, touched: np.ndarray) -> tuple[list[pa.Array], np.ndarray]:
@@ -570,7 +570,7 @@ class ThresholdOp(Operator):
         self.counts = np.zeros(0, np.int64)
 
     def step(self, ctx: StepContext) -> pa.Table:
-        delta = self.rt.shuffle(f"{self.path}/threshold", self.input.step(ctx), self.key)
+        delta = self.rt.shuffle_input(f"{self.path}/threshold", self.input, ctx, self.key)
         return self.rt.guarded(self.schema, lambda: self._apply(delta))
 
     def _apply(self, delta: pa.Table) -> pa.Table:

@@ -121,11 +121,14 @@ class UnionOp(Operator):
         self.inputs, self.schema, self.rt, self.cancels, self.path = inputs, schema, rt, cancels, path
 
     def step(self, ctx: StepContext) -> pa.Table:
-        out = concat([i.step(ctx) for i in self.inputs], schema=self.schema)
+        if self.quiet(ctx):
+            return self.schema.empty_table()
+        out = concat([i.step(ctx) for i in self.inputs if not i.quiet(ctx)], schema=self.schema)
         if not self.cancels:
             return out
         # A row and its negation may come from different workers: bring equal rows together
-        # (every worker takes part in the exchange every step) before they cancel.
+        # (every worker takes part in the exchange of a step its inputs changed in) before
+        # they cancel.
         out = self.rt.shuffle(f"{self.path}/cancel", out, tuple(range(len(self.schema) - 2)))
         return consolidate(out) if out.num_rows > 1 else out
 

@@ -95,7 +95,7 @@ class TopKOp(Operator):
         self.prefix = Arrangement(self.key)
 
     def step(self, ctx: StepContext) -> pa.Table:
-        delta = self.rt.shuffle(f"{self.path}/topk", self.input.step(ctx), self.key)
+        delta = self.rt.shuffle_input(f"{self.path}/topk", self.input, ctx, self.key)
         return self.rt.guarded(self.schema, lambda: self._apply(delta, ctx.upper))
 
     def _top(self, updates: pa.Table, limit: int | None, offset: int, time: int) -> pa.Table:
@@ -161,7 +161,7 @@ class ArrangeByOp(Operator):
         self.arrangement = Arrangement(self.key)
 
     def step(self, ctx: StepContext) -> pa.Table:
-        delta = self.rt.shuffle(f"{self.path}/arrange", self.input.step(ctx), self.key)
+        delta = self.rt.shuffle_input(f"{self.path}/arrange", self.input, ctx, self.key)
         self.arrangement.insert(delta)
         return delta
 

@@ -457,7 +457,7 @@ class WindowOp(Operator):
         self.trace = Arrangement(self.key)
 
     def step(self, ctx: StepContext) -> pa.Table:
-        delta = self.rt.shuffle(f"{self.path}/window", self.input.step(ctx), self.key)
+        delta = self.rt.shuffle_input(f"{self.path}/window", self.input, ctx, self.key)
         return self.rt.guarded(self.schema, lambda: self._apply(delta, ctx.upper))
 
     def _rows(self, updates: pa.Table, time: int) -> pa.Table:

@@ -246,7 +246,10 @@ def run_dataflow(plan, types: dict[str, tuple], steps, workers: int):
                     part = u[w::workers]  # arbitrary placement: the engine must shuffle
                     if part or w == 0:
                         per_worker[w][i] = to_batch(part, types[i])
-            futs = [pool.submit(df.step, per_worker[w], upper) for w, df in enumerate(dfs)]
+            # Inputs without updates in this step are named quiet, as the worker names them:
+            # operators reading only those skip the step (and their exchanges) on every worker.
+            quiet = frozenset(i for i, u in ups.items() if not u)
+            futs = [pool.submit(df.step, per_worker[w], upper, quiet) for w, df in enumerate(dfs)]
             step_out = []
             for f in futs:
                 b = f.result()
