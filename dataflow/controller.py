@@ -30,7 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import TIME, concat, consolidate, empty_batch, partition
+from dataflow.batch import DIFF, TIME, concat, consolidate, empty_batch, partition
 from dataflow.errors import SqlError, SqlState
 from dataflow.fast_peek import FastPeekPlan, fast_peek_plan, route
 from dataflow.plan import Plan, collections_read, output_types
@@ -404,7 +404,7 @@ class ComputeController:
             if errors:
                 peek.future.set_exception(errors[0])
             else:
-                peek.future.set_result(consolidate(concat([r.batch for r in results])))
+                peek.future.set_result(_merge_parts([r.batch for r in results]))
 
     def _merge_step(self, state: _DataflowState, progress: _Progress, parts: list[DataflowOutput],
                     upper: int) -> None:
@@ -434,7 +434,10 @@ class ComputeController:
                                   or upper <= state.frontier):
             return  # not adjacent to the stream (nothing yet, a gap) or already delivered
         errors = [e for p in parts for e in p.errors]
-        batch = consolidate(concat([p.batch for p in parts]))
+        if state.command.sink in ("index", "persist"):
+            batch = concat([p.batch for p in parts])  # (a view's sink consolidates what it writes)
+        else:  # a row's updates on two workers may cancel: a subscriber must not see them
+            batch = consolidate(concat([p.batch for p in parts]))
         if lower is not None and lower < state.frontier and batch.num_rows:
             batch = batch.filter(pc.greater_equal(batch[TIME], state.frontier))
         state.frontier = upper
@@ -605,3 +608,15 @@ class ComputeController:
             writer = None if replica is None or replica.syncing else replica.writers.get(worker)
             if writer is not None and not writer.is_closing():
                 writer.write(encode_frame(FastPeeks(peeks)))
+
+
+def _merge_parts(parts: list[pa.Table]) -> pa.Table:
+    """The workers' answers to a read as one batch. Each worker's part is consolidated and holds
+    its share of the collection (positive counts), so the union of them is the answer as it
+    is; only parts with other counts (not expected) are consolidated together."""
+    batch = concat(parts)
+    if len(parts) == 1 or batch.num_rows == 0:
+        return batch
+    if pc.min(batch[DIFF]).as_py() > 0:
+        return batch
+    return consolidate(batch)

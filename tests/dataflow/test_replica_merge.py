@@ -226,3 +226,15 @@ def test_a_first_output_from_a_later_start_than_counted_on_ends_the_subscription
     _step(compute, "r2", "s1", _updates((1, 6, 1)), 7, as_of=6)
     out = _drain(queue)
     assert isinstance(out[-1], ReplicaLost) and "s1" not in compute._dataflows
+
+
+def test_a_read_answered_by_several_workers_is_the_union_of_their_parts():
+    from dataflow.controller import _merge_parts
+    a, b = _updates((1, 5, 1), (2, 5, 2)), _updates((1, 5, 1), (3, 5, 1))
+    merged = _merge_parts([a, b])
+    assert merged.num_rows == 4  # each worker's share as it is: no consolidation needed
+    assert sorted(zip(merged.column(0).to_pylist(), merged["diff"].to_pylist())) == [(1, 1), (1, 1), (2, 2), (3, 1)]
+    # Parts with other counts (never expected of a snapshot) are consolidated together.
+    odd = _merge_parts([a, _updates((2, 5, -2))])
+    assert sorted(zip(odd.column(0).to_pylist(), odd["diff"].to_pylist())) == [(1, 1)]
+    assert _merge_parts([a]) is a
