@@ -285,6 +285,45 @@ def with_children(plan: Plan, kids: Sequence[Plan]) -> Plan:
     return replace(plan, input=kids[0])
 
 
+def through_stateless(plan: Plan) -> tuple[Plan, tuple[Plan, ...]]:
+    """The node under a chain of Project, Filter and Map nodes (none reading mz_now(), whose
+    filters change with time), and that chain, top first: what a join may compute on an
+    index's rows after matching them, instead of arranging the filtered rows again.
+
+    >>> leaf, chain = through_stateless(Project(Get("u1", (INT8, INT8)), (1,)))
+    >>> leaf.id, [type(n).__name__ for n in chain]
+    ('u1', ['Project'])
+    """
+    chain: list[Plan] = []
+    while _is_stateless_step(plan):
+        chain.append(plan)
+        plan = plan.input  # type: ignore[union-attr]
+    return plan, tuple(chain)
+
+
+def _is_stateless_step(node: Plan) -> bool:
+    """A Project, or a Filter or Map not reading mz_now()."""
+    if isinstance(node, Project):
+        return True
+    if isinstance(node, Filter):
+        return "mz_now" not in repr(node.predicates)
+    if isinstance(node, Map):
+        return "mz_now" not in repr(node.exprs)
+    return False
+
+
+def passthrough_columns(chain: Sequence[Plan], width: int) -> tuple[int | None, ...]:
+    """For each output column of `chain` (top first, over an input of `width` columns), the
+    input column it carries unchanged, or None for a column a Map computes."""
+    cols: list[int | None] = list(range(width))
+    for node in reversed(chain):
+        if isinstance(node, Project):
+            cols = [cols[c] for c in node.columns]
+        elif isinstance(node, Map):
+            cols = cols + [None] * len(node.exprs)
+    return tuple(cols)
+
+
 def through_projects(plan: Plan) -> tuple[Plan, tuple[int, ...] | None]:
     """The node under a chain of Projects, and the chain's output columns in that node's terms
     (None: no Project)."""

@@ -29,7 +29,7 @@ from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.operators.window import WindowOp
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
                            Project, Reduce, Threshold, TopK, Union_, Window, children, collections_read,
-                           output_types, through_projects)
+                           output_types, passthrough_columns, through_stateless)
 from dataflow.types import arrow_schema
 
 
@@ -167,11 +167,11 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     if isinstance(plan, Join):
         shared = _shared_side(plan, rt)
         if shared is not None:
-            shared_is_left, arrangement, width, columns = shared
+            shared_is_left, arrangement, width, chain = shared
             left, right = sub(plan.left, 0), sub(plan.right, 1)
             other, side = (right, left) if shared_is_left else (left, right)
             ok, sk = (plan.right_key, plan.left_key) if shared_is_left else (plan.left_key, plan.right_key)
-            return SharedJoinOp(other, side, ok, sk, arrangement, width, columns, shared_is_left, schema, rt, path)
+            return SharedJoinOp(other, side, ok, sk, arrangement, width, chain, shared_is_left, schema, rt, path)
         sides = built.get("__join_sides__", {})
         if sides.get((id(plan.left), plan.left_key), 0) > 1 or sides.get((id(plan.right), plan.right_key), 0) > 1:
             # Another join arranges one of these inputs by the same key: share that arrangement.
@@ -196,25 +196,26 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
 
 
 def _shared_side(plan: Join, rt: Runtime):
-    """(shared is the left side, (arrangement, still current?), index width, the side's columns of the index) when
-    one side of `plan` reads an index this worker maintains (under projections only) and joins
-    on exactly its key, with key types equal on both sides (so both are partitioned alike)."""
+    """(shared is the left side, (arrangement, still current?), index width, the side's chain of
+    projections, filters and maps over the index, top first) when one side of `plan` reads an
+    index this worker maintains and joins on exactly its key (columns of the index carried
+    unchanged), with key types equal on both sides (so both are partitioned alike)."""
     if not rt.shared:
         return None
     for shared_is_left in (False, True):
         node, key = (plan.left, plan.left_key) if shared_is_left else (plan.right, plan.right_key)
         other, other_key = (plan.right, plan.right_key) if shared_is_left else (plan.left, plan.left_key)
-        node, columns = through_projects(node)
+        node, chain = through_stateless(node)
         if not isinstance(node, Get) or node.id not in rt.shared:
             continue
         index_key, arrangement, current = rt.shared[node.id]
-        columns = tuple(range(len(node.types))) if columns is None else columns
+        columns = passthrough_columns(chain, len(node.types))
         if tuple(columns[k] for k in key) != tuple(index_key):
             continue
         other_types = output_types(other)
         if any(node.types[i] != other_types[k] for i, k in zip(index_key, other_key)):
             continue
-        return shared_is_left, (arrangement, current), len(node.types), columns
+        return shared_is_left, (arrangement, current), len(node.types), chain
     return None
 
 

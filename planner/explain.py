@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project,
-                           Reduce, Threshold, TopK, Window, WindowFrame, children, through_projects)
+                           Reduce, Threshold, TopK, Window, WindowFrame, children, through_stateless)
 from planner.statements import Finishing
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "neq": "!=",
@@ -102,7 +102,7 @@ def _line(p: Plan, indexes: frozenset[str] = frozenset()) -> str:
         # (each input arranged by its key: a change on one side is matched against the other's;
         # an input read from an index on that key probes the index's arrangement in place)
         def side(name: str, input: Plan, key: tuple[int, ...]) -> str:
-            node, _ = through_projects(input)
+            node, _ = through_stateless(input)
             if isinstance(node, Get) and node.id in indexes:
                 return f"{name}: index {node.id}'s arrangement, shared"
             return f"{name} by [{_cols(key)}]"

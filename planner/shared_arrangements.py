@@ -11,7 +11,9 @@ Example, with `CREATE INDEX customers_id ON customers (id)` (index u9 on u2, key
     Join(Get("u1", ...), Project(Get("u2", ...), (0, 2)), (1,), (0,))
       ->  Join(Get("u1", ...), Project(Get("u9", ...), (0, 2)), (1,), (0,))
 
-The index holds the relation's rows, so the plan's answer is the same. Applied to peeks
+The index holds the relation's rows, so the plan's answer is the same. The side may also filter
+and compute (`Filter(Get("u2"), (region = 'EU',))`, as TPC-H's dimension tables are): the join
+probes the whole index and applies the side's filters and maps to the rows it matched. Applied to peeks
 (`Coordinator.peek`) and materialized views (`Coordinator._start_materialized_view`): dropping
 an index re-plans the views that read it, and an index rebuilt after an error has its readers
 rebuilt with it. SUBSCRIBE and index dataflows keep arrangements of their own.
@@ -22,12 +24,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from catalog.items import CatalogReader, ItemKind
-from dataflow.plan import Get, Join, LetRec, Plan, Project, children, through_projects, with_children
+from dataflow.plan import (Filter, Get, Join, LetRec, Map, Plan, Project, children, passthrough_columns,
+                           through_stateless, with_children)
 from planner.index_lookup import indexes_in_cluster
 
 
 def _with_get(plan: Plan, get: Get) -> Plan:
-    if isinstance(plan, Project):
+    if isinstance(plan, (Project, Filter, Map)):
         return replace(plan, input=_with_get(plan.input, get))
     return get
 
@@ -35,11 +38,15 @@ def _with_get(plan: Plan, get: Get) -> Plan:
 def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, cluster: str | None,
                  allowed: set[str] | None = None) -> Plan | None:
     """`side` reading an index on `key` instead of its relation, or None when there is none
-    (`allowed`: the indexes it may read, if not all)."""
-    node, columns = through_projects(side)
+    (`allowed`: the indexes it may read, if not all). The side may filter, project and compute
+    on the relation's rows, as long as its join key is columns of the relation unchanged."""
+    node, chain = through_stateless(side)
     if not isinstance(node, Get) or not key:
         return None
-    wanted = tuple(k if columns is None else columns[k] for k in key)
+    columns = passthrough_columns(chain, len(node.types))
+    wanted = tuple(columns[k] for k in key)
+    if None in wanted:
+        return None
     try:
         item = catalog.get(node.id)
     except Exception:  # noqa: BLE001 - not a catalog item (a CTE binding of a loop): nothing to share

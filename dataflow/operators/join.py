@@ -18,6 +18,8 @@ from dataflow.arrangement import Arrangement, TooManyMatches
 from dataflow.batch import DIFF, TIME, hash_columns, make_batch
 from dataflow.errors import SqlError, SqlState
 from dataflow.operators.base import Operator, Runtime, StepContext
+from dataflow.plan import Filter, Project
+from dataflow.scalar import compile_expr, compile_predicate, conform
 
 
 def _drop_null_keys(b: pa.Table, key: tuple[int, ...]) -> pa.Table:
@@ -182,19 +184,21 @@ class SharedJoinOp(Operator):
 
         d(O ⋈ S) = dO ⋈ S_after[< upper]  +  O_before ⋈ dS
 
-    `shared` is the shared side's plan output (the index read, under a projection `columns` of
-    the index's columns); `shared_key` is its join key in those columns, which maps onto the
-    arrangement's key. `arrangement` is (the index's arrangement, whether it is still the
+    `shared` is the shared side's plan output (the index read, under `chain`: projections, filters
+    and maps of the index's rows, top first); `shared_key` is its join key in those columns, which
+    maps onto the arrangement's key. A match's index row goes through the chain (`SideChain`):
+    the side's filters are applied to the rows the join matched, not to the whole index. `arrangement` is (the index's arrangement, whether it is still the
     index's): a read of an index rebuilt meanwhile fails (40001) rather than read the rebuilt
     one's rows, which carry the rebuild's time."""
 
     def __init__(self, other: Operator, shared: Operator, other_key: tuple[int, ...], shared_key: tuple[int, ...],
-                 arrangement: Arrangement, width: int, columns: tuple[int, ...], shared_is_left: bool,
+                 arrangement: Arrangement, width: int, chain: tuple, shared_is_left: bool,
                  schema: pa.Schema, rt: Runtime, path: str):
         self.other, self.shared = other, shared
         self.width = width  # the index's columns
         self.ok, self.sk = tuple(other_key), tuple(shared_key)
-        (self.arrangement, self.current), self.columns, self.shared_is_left = arrangement, tuple(columns), shared_is_left
+        (self.arrangement, self.current), self.shared_is_left = arrangement, shared_is_left
+        self.side = SideChain(chain)
         self.schema, self.rt, self.path = schema, rt, path
         self.otrace = Arrangement(self.ok)
 
@@ -226,10 +230,50 @@ class SharedJoinOp(Operator):
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
     def _project_shared(self, full: pa.Table) -> pa.Table:
-        """The index's columns of a dO ⋈ S match narrowed to the shared side's columns."""
+        """dO ⋈ S matches (the index's columns beside the other side's) with the index's
+        columns put through the shared side's chain."""
         n_other = full.num_columns - 2 - self.width
-        if self.shared_is_left:
-            keep = list(self.columns) + [self.width + i for i in range(n_other)]
-        else:
-            keep = list(range(n_other)) + [n_other + c for c in self.columns]
-        return make_batch([full.column(i) for i in keep], full[TIME], full[DIFF])
+        cols = [full.column(i) for i in range(full.num_columns - 2)]
+        index_cols, other = (cols[:self.width], cols[self.width:]) if self.shared_is_left else \
+            (cols[n_other:], cols[:n_other])
+        side, rows = self.side.apply(index_cols, full[TIME], full[DIFF])
+        time, diff = full[TIME], full[DIFF]
+        if rows is not None:  # (a filter dropped some matches)
+            taken = pa.array(rows)
+            other, time, diff = [c.take(taken) for c in other], time.take(taken), diff.take(taken)
+        return make_batch(side + other if self.shared_is_left else other + side, time, diff)
+
+
+class SideChain:
+    """A join side's projections, filters and maps over an index (`dataflow.plan.through_stateless`),
+    applied to index rows a join matched: the side's columns, and which of the given rows
+    passed its filters (None: all, in order). Filters narrow the rows one after another, and
+    maps see earlier maps' outputs, as `FilterOp` and `MapOp` do."""
+
+    def __init__(self, chain: tuple) -> None:
+        self.steps: list[tuple[str, object]] = []
+        for node in reversed(chain):
+            if isinstance(node, Project):
+                self.steps.append(("project", tuple(node.columns)))
+            elif isinstance(node, Filter):
+                self.steps.append(("filter", [compile_predicate(p) for p in node.predicates]))
+            else:
+                self.steps.append(("map", [(e.type, compile_expr(e)) for e in node.exprs]))
+
+    def apply(self, cols: list, time, diff) -> tuple[list, np.ndarray | None]:
+        rows: np.ndarray | None = None
+        for kind, what in self.steps:
+            if kind == "project":
+                cols = [cols[c] for c in what]  # type: ignore[union-attr]
+            elif kind == "filter":
+                for predicate in what:  # type: ignore[union-attr]
+                    keep = np.flatnonzero(predicate(make_batch(cols, time, diff)))
+                    if len(keep) == len(time):
+                        continue
+                    taken = pa.array(keep)
+                    cols, time, diff = [c.take(taken) for c in cols], time.take(taken), diff.take(taken)
+                    rows = keep if rows is None else rows[keep]
+            else:
+                for t, f in what:  # type: ignore[union-attr]
+                    cols = cols + [conform(f(make_batch(cols, time, diff)), t)]
+        return cols, rows

@@ -12,20 +12,34 @@ from collections import Counter
 
 import numpy as np
 import pyarrow as pa
+import pytest
 
 from dataflow.batch import make_batch, rows_of
 from dataflow.exchange import LocalExchange
 from dataflow.operators.join import SharedJoinOp
-from dataflow.plan import ArrangeBy, Get, Join, Project
+from dataflow.expr import Call, ColumnRef, Literal
+from dataflow.plan import ArrangeBy, Filter, Get, Join, Map, Project
 from dataflow.protocol import AdvanceUpper, CreateDataflow, DataflowOutput, PeekResult
 from dataflow.render import Dataflow
-from dataflow.types import INT8, TEXT
+from dataflow.types import BOOL, INT8, TEXT
 from dataflow.worker import CollectionTrace
 from tests.dataflow.test_worker_failure import _on_all, _replica
 
 L, R = (INT8, INT8), (INT8, TEXT)
 # SELECT l.k, l.v, r.name FROM l JOIN r ON l.k = r.k, r read through its index "ri".
 JOIN = Project(Join(Get("l", L), Get("ri", R), (0,), (0,)), (0, 1, 3))
+# SELECT l.k, l.v, r.k + 1, r.name FROM l JOIN (SELECT * FROM r WHERE name <> 'b') r ON l.k = r.k:
+# the side filters and computes on the index's rows; the join probes the whole index and puts
+# the rows it matched through the side's filter and map.
+FILTERED_SIDE = Project(Map(Filter(Get("ri", R), (Call("neq", (ColumnRef(1, TEXT), Literal("b", TEXT)), BOOL),)),
+                            (Call("add", (ColumnRef(0, INT8), Literal(1, INT8)), INT8),)), (0, 2, 1))
+CHAINED = Project(Join(Get("l", L), FILTERED_SIDE, (0,), (0,)), (0, 1, 3, 4))
+
+
+def _expected(plan, l_rows, r_rows) -> Counter:
+    if plan is JOIN:
+        return Counter((lk, v, name) for lk, v in l_rows for rk, name in r_rows if lk == rk)
+    return Counter((lk, v, rk + 1, name) for lk, v in l_rows for rk, name in r_rows if lk == rk and name != "b")
 
 
 def _batch(rows: list[tuple], types, t: int, diff: int) -> pa.Table:
@@ -50,8 +64,8 @@ def _advance(workers, parts: list[dict[str, pa.Table]], upper: int) -> None:
         assert not t.is_alive()
 
 
-def _peek(workers, sent, id: str, as_of: int, upper: int | None = None) -> tuple[Counter, list]:
-    _on_all(workers, CreateDataflow(id, JOIN, as_of, "peek"))
+def _peek(workers, sent, id: str, as_of: int, upper: int | None = None, plan=JOIN) -> tuple[Counter, list]:
+    _on_all(workers, CreateDataflow(id, plan, as_of, "peek"))
     if upper is not None:
         _advance(workers, [{}, {}], upper)
     results = [m for s in sent for m in s if isinstance(m, PeekResult) and m.id == id]
@@ -75,10 +89,11 @@ def _with_index(tmp_path):
     return workers, sent
 
 
-def test_joins_read_through_a_shared_index_equal_recomputation(tmp_path):
+@pytest.mark.parametrize("plan", [JOIN, CHAINED], ids=["plain", "filtered-side"])
+def test_joins_read_through_a_shared_index_equal_recomputation(tmp_path, plan):
     workers, sent = _with_index(tmp_path)
     # The peek's plan probes the index's own arrangement on each worker.
-    probe = Dataflow(JOIN, 0, LocalExchange(), shared=workers[0]._shared_arrangements(("l", "ri")))
+    probe = Dataflow(plan, 0, LocalExchange(), shared=workers[0]._shared_arrangements(("l", "ri")))
     assert isinstance(probe.root.input, SharedJoinOp)
 
     rng = random.Random(11)
@@ -103,11 +118,10 @@ def test_joins_read_through_a_shared_index_equal_recomputation(tmp_path):
         history[t] = ([r for _, r in l_rows], [r for _, r in r_rows])
         # Read now, and a few steps back (the index has moved past that time since).
         for as_of in {t, max(1, t - 3)}:
-            got, errors = _peek(workers, sent, f"p{round_}_{as_of}", as_of)
+            got, errors = _peek(workers, sent, f"p{round_}_{as_of}", as_of, plan=plan)
             assert not errors
             ls, rs = history[as_of]
-            want = Counter((lk, v, name) for lk, v in ls for rk, name in rs if lk == rk)
-            assert got == +want, (round_, as_of)
+            assert got == +_expected(plan, ls, rs), (round_, as_of)
         t += 1
 
 
@@ -134,12 +148,13 @@ def _view_contents(sent, id: str) -> Counter:
     return +rows
 
 
-def test_a_materialized_view_probes_the_index_in_place(tmp_path):
+@pytest.mark.parametrize("plan", [JOIN, CHAINED], ids=["plain", "filtered-side"])
+def test_a_materialized_view_probes_the_index_in_place(tmp_path, plan):
     """A view's long-running join reads the index where it is (no arrangement of r of its own)
     and stays equal to recomputation at every step, while the index's arrangement compacts
     behind the view's frontier."""
     workers, sent = _with_index(tmp_path)
-    _on_all(workers, CreateDataflow("mv", JOIN, 1, "persist"))
+    _on_all(workers, CreateDataflow("mv", plan, 1, "persist"))
     assert any(isinstance(op, SharedJoinOp) for op in [workers[0].dataflows["mv"].dataflow.root.input])
     rng = random.Random(12)
     l_rows: list[tuple] = []
@@ -158,6 +173,5 @@ def test_a_materialized_view_probes_the_index_in_place(tmp_path):
                 parts[rng.randrange(2)][name].append(_batch([row], types, t, -1))
         merged = [{k: pa.concat_tables(v) for k, v in p.items() if v} for p in parts]
         _advance(workers, merged, t + 1)
-        want = Counter((lk, v, name) for lk, v in l_rows for rk, name in r_rows if lk == rk)
-        assert _view_contents(sent, "mv") == +want, t
+        assert _view_contents(sent, "mv") == +_expected(plan, l_rows, r_rows), t
     assert not [m for s in sent for m in s if isinstance(m, DataflowOutput) and m.id == "mv" and m.errors]
