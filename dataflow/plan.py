@@ -324,16 +324,6 @@ def passthrough_columns(chain: Sequence[Plan], width: int) -> tuple[int | None, 
     return tuple(cols)
 
 
-def through_projects(plan: Plan) -> tuple[Plan, tuple[int, ...] | None]:
-    """The node under a chain of Projects, and the chain's output columns in that node's terms
-    (None: no Project)."""
-    columns = None
-    while isinstance(plan, Project):
-        columns = plan.columns if columns is None else tuple(plan.columns[c] for c in columns)
-        plan = plan.input
-    return plan, columns
-
-
 def collections_read(plan: Plan) -> set[str]:
     """Ids of every collection the plan reads. Each node object is visited once: plans share
     sub-plans (an outer join reads its inputs several times, nested ones share them again), and
