@@ -1,0 +1,248 @@
+"""Rule: order a chain of inner joins so that relations indexed on their join key come in as a
+join's base input on that key, where the join reads the index in place.
+
+The planner joins in written order, connected relations first (`lower_select._join_order`), as a
+left-deep chain: only the first join's inputs and each later join's right input are relations;
+everything else is the running result. An index on a relation joined in the middle of the chain
+helps only if that relation enters as a base input joined on exactly the index's key
+(`shared_arrangements`). Given the indexes a plan may read, this rule re-orders the chain so
+that as many joins as possible read an index, and keeps the written order when no order reads
+more (the answer is the same whatever the order: inner joins commute).
+
+Example, TPC-H Q3 with indexes on customer (c_custkey) and orders (o_orderkey):
+
+    customer ⋈ orders ON c_custkey = o_custkey, then ⋈ lineitem ON o_orderkey = l_orderkey
+      (customer's index is read; orders is inside the running result: its index is not)
+  ->  lineitem ⋈ orders ON l_orderkey = o_orderkey, then ⋈ customer ON o_custkey = c_custkey
+      (both indexes read in place: neither relation is arranged again)
+
+A chain is flattened through the Projects and Filters between its joins into relations, the
+equalities that were join keys, and the other conditions; it is rebuilt left-deep in the new
+order, each condition placed after the first join that has all its columns (a condition that
+reads mz_now() after the last), each running result narrowed to the columns still needed,
+and a final Project restores the chain's output columns. Sub-plans that several parents read
+are not entered (they stay one shared node), nor are recursive bindings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from dataflow.expr import ScalarExpr, columns_used
+from dataflow.plan import Filter, Join, LetRec, Plan, Project, children, output_types, with_children
+from planner.rules.prune_columns import remap_expr
+from planner.rules.rewrite import parent_counts
+
+# The key tuples (in a relation's own columns) an index can serve it on, for a chain's relation.
+IndexKeys = Callable[[Plan], list[tuple[int, ...]]]
+MAX_RELATIONS = 12  # orders are searched greedily from each start: quadratic, kept small
+
+
+@dataclass
+class _Chain:
+    """A flattened join chain. Every column of every relation has a global id (relations' columns
+    side by side, in flattening order)."""
+
+    relations: list[Plan] = field(default_factory=list)
+    first_column: list[int] = field(default_factory=list)   # global id of each relation's column 0
+    widths: list[int] = field(default_factory=list)
+    edges: list[tuple[int, int]] = field(default_factory=list)   # equal columns (join keys)
+    conditions: list[ScalarExpr] = field(default_factory=list)   # over global ids
+
+    def add(self, plan: Plan) -> list[int]:
+        start = self.first_column[-1] + self.widths[-1] if self.relations else 0
+        width = len(output_types(plan))
+        self.relations.append(plan)
+        self.first_column.append(start)
+        self.widths.append(width)
+        return list(range(start, start + width))
+
+    def owner(self, column: int) -> int:
+        for r in range(len(self.relations) - 1, -1, -1):
+            if column >= self.first_column[r]:
+                return r
+        raise ValueError(column)
+
+
+def order_joins_for_indexes(plan: Plan, index_keys: IndexKeys) -> Plan:
+    """`plan` with each join chain re-ordered to read more indexes, where an order does."""
+    parents = parent_counts(plan)
+    done: dict[int, Plan] = {}
+
+    def visit(node: Plan) -> Plan:
+        key = id(node)
+        if key not in done:
+            result = None if isinstance(node, LetRec) else _reorder(node, parents, index_keys, visit)
+            if result is None and not isinstance(node, LetRec):
+                kids = children(node)
+                new = tuple(visit(k) for k in kids)
+                result = with_children(node, new) if any(a is not b for a, b in zip(kids, new)) else node
+            done[key] = node if result is None else result
+        return done[key]
+
+    return visit(plan)
+
+
+def _leads_to_join(node: Plan) -> bool:
+    while isinstance(node, (Project, Filter)):
+        node = node.input
+    return isinstance(node, Join)
+
+
+def _flatten(node: Plan, chain: _Chain, parents: dict[int, int], top: bool) -> list[int]:
+    """Add `node`'s relations to `chain`; return its output columns as global ids."""
+    interior = top or parents.get(id(node), 0) <= 1
+    if interior and isinstance(node, Join):
+        left = _flatten(node.left, chain, parents, False)
+        right = _flatten(node.right, chain, parents, False)
+        chain.edges.extend((left[a], right[b]) for a, b in zip(node.left_key, node.right_key))
+        return left + right
+    if interior and isinstance(node, (Filter, Project)) and _leads_to_join(node.input):
+        cols = _flatten(node.input, chain, parents, False)
+        if isinstance(node, Project):
+            return [cols[c] for c in node.columns]
+        mapping = dict(enumerate(cols))
+        chain.conditions.extend(remap_expr(p, mapping) for p in node.predicates)
+        return cols
+    return chain.add(node)
+
+
+def _reorder(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
+             visit: Callable[[Plan], Plan]) -> Plan | None:
+    if not _leads_to_join(node):
+        return None
+    chain = _Chain()
+    output = _flatten(node, chain, parents, True)
+    n = len(chain.relations)
+    if n < 3 or n > MAX_RELATIONS:
+        return None
+    servable = [index_keys(r) for r in chain.relations]
+    written = list(range(n))
+    best, best_score = written, _score(chain, written, servable)
+    for start in range(n):
+        order = _greedy(chain, start, servable)
+        score = _score(chain, order, servable)
+        if score > best_score:
+            best, best_score = order, score
+    if best == written:
+        return None
+    relations = [visit(r) for r in chain.relations]
+    return _build(chain, best, relations, output, servable)
+
+
+def _key_pairs(chain: _Chain, joined: set[int], r: int) -> list[tuple[int, int]]:
+    """(global id on the joined side, local column of relation r) of every equality between
+    the relations in `joined` and relation r, in the order they were written."""
+    pairs = []
+    for a, b in chain.edges:
+        oa, ob = chain.owner(a), chain.owner(b)
+        if oa in joined and ob == r:
+            pairs.append((a, b - chain.first_column[r]))
+        elif ob in joined and oa == r:
+            pairs.append((b, a - chain.first_column[r]))
+    return pairs
+
+
+def _served(pairs: list[tuple[int, int]], keys: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The index key (local columns) these join key pairs can be put in the order of, if any."""
+    local = [c for _, c in pairs]
+    for key in keys:
+        if len(key) == len(local) and sorted(key) == sorted(local):
+            return key
+    return None
+
+
+def _score(chain: _Chain, order: list[int], servable: list[list[tuple[int, ...]]]) -> int:
+    """How many joins of the left-deep chain in `order` read an index in place (a join reads at
+    most one: its right input's, else the first join's left input's)."""
+    score, joined = 0, {order[0]}
+    for i, r in enumerate(order[1:]):
+        pairs = _key_pairs(chain, joined, r)
+        if pairs and _served(pairs, servable[r]) is not None:
+            score += 1
+        elif i == 0 and pairs:
+            first = order[0]
+            back = [(b + chain.first_column[r], a - chain.first_column[first]) for a, b in pairs]
+            if _served(back, servable[first]) is not None:
+                score += 1
+        joined.add(r)
+    return score
+
+
+def _greedy(chain: _Chain, start: int, servable: list[list[tuple[int, ...]]]) -> list[int]:
+    """An order from `start`: next, a connected relation whose index serves its join key, else
+    any connected one, else (a cross product) the first left; ties in written order."""
+    order, joined = [start], {start}
+    rest = [r for r in range(len(chain.relations)) if r != start]
+    while rest:
+        connected = [r for r in rest if _key_pairs(chain, joined, r)]
+        served = [r for r in connected if _served(_key_pairs(chain, joined, r), servable[r]) is not None]
+        nxt = (served or connected or rest)[0]
+        order.append(nxt)
+        joined.add(nxt)
+        rest.remove(nxt)
+    return order
+
+
+def _build(chain: _Chain, order: list[int], relations: list[Plan], output: list[int],
+           servable: list[list[tuple[int, ...]]]) -> Plan:
+    def columns_of(r: int) -> list[int]:
+        return list(range(chain.first_column[r], chain.first_column[r] + chain.widths[r]))
+
+    pending = [c for c in chain.conditions if "mz_now" not in repr(c)]
+    last = [c for c in chain.conditions if "mz_now" in repr(c)]
+
+    def place(plan: Plan, cols: list[int]) -> Plan:
+        ready = [c for c in pending if columns_used(c) <= set(cols)]
+        if not ready:
+            return plan
+        for c in ready:
+            pending.remove(c)
+        position = {g: i for i, g in enumerate(cols)}
+        return Filter(plan, tuple(remap_expr(c, position) for c in ready))
+
+    first = order[0]
+    acc, cols = place(relations[first], columns_of(first)), columns_of(first)
+    joined = {first}
+    for step, r in enumerate(order[1:]):
+        pairs = _key_pairs(chain, joined, r)
+        key = _served(pairs, servable[r])
+        if key is None and step == 0:  # the first join may read its left input's index instead
+            back = [(b + chain.first_column[r], a - chain.first_column[first]) for a, b in pairs]
+            left_key = _served(back, servable[first])
+            if left_key is not None:
+                local = {a - chain.first_column[first]: (a, b) for a, b in pairs}
+                pairs = [local[k] for k in left_key]
+        elif key is not None:
+            by_local = {b: (a, b) for a, b in pairs}
+            pairs = [by_local[k] for k in key]
+        position = {g: i for i, g in enumerate(cols)}
+        acc = Join(acc, relations[r], tuple(position[a] for a, _ in pairs), tuple(b for _, b in pairs))
+        cols = cols + columns_of(r)
+        joined.add(r)
+        acc = place(acc, cols)
+        acc, cols = _narrow(acc, cols, chain, joined, output, pending + last)
+    position = {g: i for i, g in enumerate(cols)}
+    if last:
+        acc = Filter(acc, tuple(remap_expr(c, position) for c in last))
+    columns = tuple(position[g] for g in output)
+    if isinstance(acc, Project):  # (the last narrowing and the output order, as one)
+        return Project(acc.input, tuple(acc.columns[c] for c in columns))
+    return Project(acc, columns)
+
+
+def _narrow(acc: Plan, cols: list[int], chain: _Chain, joined: set[int], output: list[int],
+            unplaced: list[ScalarExpr]) -> tuple[Plan, list[int]]:
+    """Drop the running result's columns nothing later reads (the chain's output, the keys of
+    joins to come, conditions not yet placed)."""
+    needed = set(output)
+    for c in unplaced:
+        needed |= columns_used(c)
+    for a, b in chain.edges:
+        if (chain.owner(a) in joined) != (chain.owner(b) in joined):
+            needed |= {a, b}
+    keep = [i for i, g in enumerate(cols) if g in needed]
+    if len(keep) == len(cols):
+        return acc, cols
+    return Project(acc, tuple(keep)), [cols[i] for i in keep]
