@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import gc
+import select
 import logging
 import socket
 import threading
@@ -123,8 +124,14 @@ class RunningDataflow:
 
 class Worker:
     def __init__(self, index: int, count: int, data_dir: Path, network: PeerNetwork | None,
-                 send: Callable[[object], None], memory_limit_bytes: int | None = None) -> None:
+                 send: Callable[[object], None], memory_limit_bytes: int | None = None,
+                 arrived_peeks: Callable[[Callable[[FastPeek], bool]], list[FastPeek]] | None = None) -> None:
         self.index = index
+        # Fast-path peeks the controller sent while this worker was stepping (read ahead of the
+        # commands queued before them, which they need not wait for): checked after each
+        # dataflow's step, so a read of a view is answered once that view has stepped, not
+        # once every dataflow has.
+        self.arrived_peeks = arrived_peeks
         self.count = count
         # This worker's share of the replica's memory limit, in bytes Arrow holds (the engine's
         # state and batches): a dataflow step that grows past it fails that dataflow (53200).
@@ -474,6 +481,10 @@ class Worker:
             running = self.dataflows.get(id)
             if running is not None:
                 self._step(running)
+                if self.arrived_peeks is not None:
+                    self.waiting_peeks.extend(self.arrived_peeks(lambda p: p.plan.source in self.collections))
+                if self.waiting_peeks:
+                    self._answer_peeks()
 
     def _step(self, running: RunningDataflow) -> None:
         command = running.command
@@ -691,10 +702,11 @@ def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Pa
             send_frame(sock, message)
 
     send(Hello(index, count))
-    worker = Worker(index, count, data_dir, network, send, memory_limit_bytes)
+    commands = _Commands(sock)
+    worker = Worker(index, count, data_dir, network, send, memory_limit_bytes, commands.arrived_peeks)
     try:
         while True:
-            command = recv_frame(sock)
+            command = commands.next()
             if isinstance(command, Shutdown):
                 return
             worker.handle(command)
@@ -710,3 +722,31 @@ def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Pa
         raise
     finally:
         sock.close()
+
+
+class _Commands:
+    """The controller's commands, in order; except that fast-path peeks (which step nothing
+    and exchange nothing, see dataflow/fast_peek.py) may be taken out early, while a command
+    sent before them is still being handled."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._queued: collections.deque = collections.deque()
+
+    def next(self) -> object:
+        return self._queued.popleft() if self._queued else recv_frame(self._sock)
+
+    def arrived_peeks(self, ready: Callable[[FastPeek], bool]) -> list[FastPeek]:
+        """The peeks of the FastPeeks commands that have arrived with nothing queued before
+        them (whole frames: the controller writes each at once), if every one of their peeks is
+        `ready` (its collection is here). Anything else is queued, and so is everything after
+        it: a peek never overtakes a command sent before it but the one being handled (a view
+        created or rebuilt by it must be read after)."""
+        peeks: list[FastPeek] = []
+        while not self._queued and select.select([self._sock], [], [], 0)[0]:
+            command = recv_frame(self._sock)
+            if isinstance(command, FastPeeks) and all(ready(p) for p in command.peeks):
+                peeks.extend(command.peeks)
+            else:
+                self._queued.append(command)
+        return peeks
