@@ -32,11 +32,14 @@ IN_LIST_IDS = 5_000
 
 class SlipstreamE2E:
     """`indexed`: also `CREATE INDEX ON orders (id)` after loading (PostgreSQL's peers have a
-    primary key), so the DELETEs' peeks read the index instead of scanning orders."""
+    primary key), so the DELETEs' peeks read the index instead of scanning orders. `workers`:
+    the replica's workers, if not the server's default (2): on two cores one worker leaves a
+    core to environmentd and needs no exchanges."""
 
-    def __init__(self, indexed: bool = False) -> None:
+    def __init__(self, indexed: bool = False, workers: int | None = None) -> None:
         self.indexed = indexed
-        self.name = "slipstream-e2e-idx" if indexed else "slipstream-e2e"
+        self.workers = workers
+        self.name = ("slipstream-e2e-idx" if indexed else "slipstream-e2e") + (f"-{workers}w" if workers else "")
         self.base_dir = Path(tempfile.mkdtemp(prefix="bench-slipstream-"))
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
@@ -50,7 +53,8 @@ class SlipstreamE2E:
         log = open(self.base_dir / "server.log", "wb")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "server.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-             "--http-port", str(free_port()), "--data-dir", str(self.base_dir / "data")],
+             "--http-port", str(free_port()), "--data-dir", str(self.base_dir / "data")]
+            + (["--workers", str(self.workers)] if self.workers else []),
             cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True)
         deadline = time.monotonic() + START_TIMEOUT_S
