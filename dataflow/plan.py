@@ -14,7 +14,7 @@ GROUP BY c.region` over orders(id, customer_id, amount, status), customers(id, r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Sequence, Union
 
 from dataflow.expr import AggregateExpr, ScalarExpr
@@ -285,6 +285,34 @@ def with_children(plan: Plan, kids: Sequence[Plan]) -> Plan:
     return replace(plan, input=kids[0])
 
 
+def any_node(plan: Plan, test) -> bool:
+    """Whether `test` holds for some node of the plan (each node object tested once)."""
+    seen: set[int] = set()
+    todo = [plan]
+    while todo:
+        p = todo.pop()
+        if id(p) in seen:
+            continue
+        seen.add(id(p))
+        if test(p):
+            return True
+        todo.extend(children(p))
+    return False
+
+
+def mentions_mz_now(node: Plan) -> bool:
+    """Whether the node's own expressions (not its inputs') call mz_now(). (A repr of a whole
+    plan prints a shared sub-plan once per path: exponential in nested outer joins.)"""
+    kids = {id(k) for k in children(node)}
+    for f in fields(node):
+        value = getattr(node, f.name)
+        if id(value) in kids or (isinstance(value, tuple) and value and all(id(v) in kids for v in value)):
+            continue
+        if "mz_now" in repr(value):
+            return True
+    return False
+
+
 def through_stateless(plan: Plan) -> tuple[Plan, tuple[Plan, ...]]:
     """The node under a chain of Project, Filter and Map nodes (none reading mz_now(), whose
     filters change with time), and that chain, top first: what a join may compute on an
@@ -303,13 +331,7 @@ def through_stateless(plan: Plan) -> tuple[Plan, tuple[Plan, ...]]:
 
 def _is_stateless_step(node: Plan) -> bool:
     """A Project, or a Filter or Map not reading mz_now()."""
-    if isinstance(node, Project):
-        return True
-    if isinstance(node, Filter):
-        return "mz_now" not in repr(node.predicates)
-    if isinstance(node, Map):
-        return "mz_now" not in repr(node.exprs)
-    return False
+    return isinstance(node, Project) or (isinstance(node, (Filter, Map)) and not mentions_mz_now(node))
 
 
 def passthrough_columns(chain: Sequence[Plan], width: int) -> tuple[int | None, ...]:

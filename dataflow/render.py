@@ -29,7 +29,7 @@ from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.operators.window import WindowOp
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
                            Project, Reduce, Threshold, TopK, Union_, Window, children, collections_read,
-                           output_types, passthrough_columns, through_stateless)
+                           any_node, mentions_mz_now, output_types, passthrough_columns, through_stateless)
 from dataflow.types import arrow_schema
 
 
@@ -77,20 +77,7 @@ def _skips_quiet_inputs(plan: Plan) -> bool:
     """Whether the plan's operators may skip steps in which their inputs did not change: not
     when its output changes as time passes (mz_now()), nor inside recursion (whose loop steps
     its body many times per step; kept simple: the whole plan steps every operator)."""
-    return "mz_now" not in repr(plan) and not _contains(plan, LetRec)
-
-
-def _contains(plan: Plan, kind: type) -> bool:
-    seen: set[int] = set()
-    todo = [plan]
-    while todo:
-        p = todo.pop()
-        if isinstance(p, kind):
-            return True
-        if id(p) not in seen:
-            seen.add(id(p))
-            todo.extend(children(p))
-    return False
+    return not any_node(plan, lambda p: isinstance(p, LetRec) or mentions_mz_now(p))
 
 
 def _reads(plan: Plan, memo: dict[int, frozenset[str]]) -> frozenset[str]:

@@ -30,7 +30,8 @@ import pyarrow.compute as pc
 from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate, snapshot_at
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
-from dataflow.plan import Get, IndexLookup, LetRec, children, collections_read, output_types, with_children
+from dataflow.plan import (Get, IndexLookup, LetRec, any_node, children, collections_read, mentions_mz_now,
+                           output_types, with_children)
 from dataflow.exchange import LocalExchange
 from dataflow.fast_peek import lookup_keys
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
@@ -274,7 +275,7 @@ class Worker:
         for id in inputs:
             # A lookup input is read at step time, from the index's arrangement.
             pending[id] = [] if id in lookups else [consolidate(self.collections[id].contents_from(as_of))]
-        always = command.sink == "peek" or "mz_now" in repr(command.plan)
+        always = command.sink == "peek" or any_node(command.plan, mentions_mz_now)
         self.history.append(f"created {command.id} as_of={as_of} inputs=" + ",".join(
             f"{id}@{self.collections[id].upper}" for id in inputs))
         self.dataflows[command.id] = RunningDataflow(command, dataflow, exchange, inputs, as_of, pending,

@@ -95,3 +95,16 @@ def test_plans_that_change_with_time_never_skip():
     df = Dataflow(temporal, AS_OF, ThreadExchange.create(1)[0])
     assert df.root.reads is None
     assert LetRec  # (recursive plans: covered by test_df_iterate_properties with quiet inputs)
+
+
+def test_deciding_is_linear_in_a_plan_that_shares_sub_plans():
+    # Each level reads the one below twice (as nested outer joins do): printed whole, the plan
+    # would be 2**40 copies of its leaf; walked node by node it is 41 nodes.
+    from dataflow.plan import any_node, mentions_mz_now
+    from dataflow.render import _skips_quiet_inputs
+    plan = Get("o", ORDERS)
+    for _ in range(40):
+        plan = Union_((plan, plan))
+    assert _skips_quiet_inputs(plan)
+    temporal = Filter(plan, (Call("lte", (Call("mz_now", (), INT8), ColumnRef(1, INT8)), BOOL),))
+    assert any_node(temporal, mentions_mz_now) and not _skips_quiet_inputs(temporal)
