@@ -256,10 +256,10 @@ class Worker:
             # One join step may not build more than the worker's whole share of the memory limit.
             step_limit = DEFAULT_STEP_LIMIT_BYTES if self.memory_limit_bytes is None \
                 else min(DEFAULT_STEP_LIMIT_BYTES, self.memory_limit_bytes)
-            # One-off reads and materialized views probe the indexes they read in place (the
-            # controller rebuilds a view whose index is rebuilt or dropped; SUBSCRIBE and index
-            # dataflows keep arrangements of their own).
-            shared = self._shared_arrangements(inputs) if command.sink in ("peek", "persist") else None
+            # One-off reads, materialized views and indexes probe the indexes they read in place
+            # (the controller rebuilds a view or index whose index is rebuilt or dropped;
+            # SUBSCRIBE keeps arrangements of its own).
+            shared = self._shared_arrangements(inputs) if command.sink in ("peek", "persist", "index") else None
             dataflow = Dataflow(command.plan, as_of, exchange, step_limit_bytes=step_limit, shared=shared)
         except SqlError as e:
             self._report_failure(command, e)

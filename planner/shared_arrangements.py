@@ -16,7 +16,8 @@ and compute (`Filter(Get("u2"), (region = 'EU',))`, as TPC-H's dimension tables 
 probes the whole index and applies the side's filters and maps to the rows it matched. Applied to peeks
 (`Coordinator.peek`) and materialized views (`Coordinator._start_materialized_view`): dropping
 an index re-plans the views that read it, and an index rebuilt after an error has its readers
-rebuilt with it. SUBSCRIBE and index dataflows keep arrangements of their own.
+rebuilt with it. Indexes of views (whose dataflows compute the view) share alike; SUBSCRIBE keeps
+arrangements of its own.
 """
 
 from __future__ import annotations

@@ -256,10 +256,15 @@ class Coordinator:
         if controller is None:
             log.error("index %s belongs to cluster %s, which does not exist; not maintained", item.id, name)
             return
-        on = self.catalog.get(item.index_on)
-        plan = ArrangeBy(self.plan_of_relation(on, name), item.index_key)
-        queue = controller.create_dataflow(item.id, plan, as_of, "index")
+        queue = controller.create_dataflow(item.id, self._index_plan(item, name), as_of, "index")
         self._sinks[item.id] = asyncio.ensure_future(self._run_index_errors(item.id, queue))
+
+    def _index_plan(self, item: CatalogItem, cluster: str) -> Plan:
+        """An index's dataflow: its relation arranged by the key. An index of a view reads the
+        indexes of its cluster created before it in place, as a materialized view does (and is
+        re-planned alike when one is dropped or rebuilt)."""
+        plan = ArrangeBy(self.plan_of_relation(self.catalog.get(item.index_on), cluster), item.index_key)
+        return use_shared_arrangements(plan, self.catalog, cluster, reader=item.id)
 
     async def _run_index_errors(self, id: str, queue: asyncio.Queue) -> None:
         while True:
@@ -430,8 +435,7 @@ class Coordinator:
         if old is not None:
             old.cancel()
         if item.kind is ItemKind.INDEX:
-            plan = ArrangeBy(self.plan_of_relation(self.catalog.get(item.index_on), name), item.index_key)
-            queue = controller.rebuild_dataflow(item.id, plan, as_of, "index")
+            queue = controller.rebuild_dataflow(item.id, self._index_plan(item, name), as_of, "index")
             self._sinks[item.id] = asyncio.ensure_future(self._run_index_errors(item.id, queue))
         elif item.kind is ItemKind.MATERIALIZED_VIEW:
             plan = use_shared_arrangements(self._plan_definition(item, name), self.catalog, name, reader=item.id)

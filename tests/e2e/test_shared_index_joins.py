@@ -167,3 +167,30 @@ def test_join_chains_reordered_to_read_indexes_track_postgres(slipstream, pg_ora
                 got = sorted(ss.execute(f"SELECT * FROM {p}{name}").fetchall())
                 want = sorted(pg.execute(f"SELECT * FROM {p}{name}").fetchall())
                 assert got == want, (round_, name)
+
+
+def test_an_index_of_a_view_reads_indexes_in_place(slipstream, unique_prefix):
+    """An index of a (not materialized) view computes the view; its joins read the indexes
+    created before it in place, as a materialized view's do. It equals the same view over
+    the unindexed copy under random changes, through a DROP INDEX of what it reads (it is
+    re-planned without it) and a new index."""
+    p = unique_prefix
+    rng = random.Random(9)
+    q = "SELECT o.id AS oid, d.name, d.tag FROM {p}o o JOIN {p}{d} d ON o.did = d.id WHERE d.name <> 'n2'"
+    with psycopg_connect(slipstream) as conn:
+        conn.autocommit = True
+        _tables(conn, p)
+        for d in ("plain", "idx"):
+            conn.execute(f"CREATE VIEW {p}jv{d} AS {q.format(p=p, d=d)}")
+            conn.execute(f"CREATE INDEX {p}jv{d}_oid ON {p}jv{d} (oid)")
+        ids = list(range(20))
+        for round_ in range(6):
+            _changes(conn, p, rng, ids, round_, orders=10, rows=5)
+            if round_ == 2:
+                conn.execute(f"DROP INDEX {p}idx_id")   # the view's index is re-planned without it
+            if round_ == 4:
+                conn.execute(f"CREATE INDEX {p}idx_id3 ON {p}idx (id)")
+            for probe in ("", " WHERE oid = 3"):
+                want = sorted(conn.execute(f"SELECT * FROM {p}jvplain{probe}").fetchall())
+                got = sorted(conn.execute(f"SELECT * FROM {p}jvidx{probe}").fetchall())
+                assert got == want, (round_, probe)
