@@ -583,6 +583,9 @@ class ScalarLowerer:
         lx, le = probe.args
         if le.type != arr.type.element:
             arr = coerce(arr, array_of(le.type), self.ctx, mode="implicit")
+        listed = _as_in_list(lx, arr, fn, kind)
+        if listed is not None:
+            return listed
         return Call("array_any" if kind == "ANY" else "array_all", (lx, arr, Literal(fn, TEXT)), BOOL)
 
     def _operand(self, node: exp.Expression) -> ScalarExpr:
@@ -1023,3 +1026,21 @@ def bpchar_as_text(items: list[ScalarExpr], ctx) -> list[ScalarExpr]:
             e = coerce(e, SqlType(TypeKind.BPCHAR), ctx)
         return coerce(e, TEXT, ctx)
     return [as_text(e) for e in items]
+
+
+def _as_in_list(x: ScalarExpr, arr: ScalarExpr, fn: str, kind: str) -> ScalarExpr | None:
+    """`x = ANY (constant array)` as `x IN (its elements)`, and `x <> ALL (constant array)` as
+    `NOT (x IN (...))`: the same three-valued answers (PostgreSQL defines IN by = ANY), but one
+    hash-set test per row instead of one comparison per row and element, and a lookup when x
+    is an indexed key (`DELETE ... WHERE id = ANY($1)` with thousands of ids)."""
+    if not (isinstance(arr, Literal) and isinstance(arr.value, str)):
+        return None
+    if (kind, fn) not in (("ANY", "eq"), ("ALL", "neq")):
+        return None
+    from dataflow import arrays
+    element = arr.type.element
+    values = arrays.read(arr.value, element)
+    if not values:  # = ANY ('{}') is false and <> ALL ('{}') true, whatever x is
+        return Literal(kind == "ALL", BOOL)
+    listed = Call("in_list", (x,) + tuple(Literal(v, element) for v in values), BOOL)
+    return listed if kind == "ANY" else Call("not", (listed,), BOOL)

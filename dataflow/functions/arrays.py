@@ -84,15 +84,19 @@ def _get(vals: list[pa.Array], expr: Call) -> pa.Array:
 def _quantified(any_: bool) -> Callable:
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         from dataflow.scalar import _FUNCS  # the comparison kernels
-        x, arr = _arr(vals[0]), vals[1]
+        x, arr = _arr(vals[0]), _arr(vals[1])
         element = _element(expr, 1)
+        compare = _FUNCS[expr.args[2].value]
+        if len(arr) > 1:
+            encoded = pc.dictionary_encode(arr)
+            if 8 * len(encoded.dictionary) <= len(arr):
+                return _quantified_shared(x, encoded, element, lambda a, b: compare([a, b], expr), any_)
         lists = _lists(arr, element)
         n = len(lists)
         lengths = np.array([0 if l is None else len(l) for l in lists], np.int64)
         flat = [e for l in lists if l is not None for e in l]
         rows = np.repeat(np.arange(n), lengths)
         elems = pa.array(flat, element.arrow) if flat else pa.nulls(0, element.arrow)
-        compare = _FUNCS[expr.args[2].value]
         cmp = compare([x.take(pa.array(rows, pa.int64())), elems], expr) if len(rows) else pa.array([], pa.bool_())
         true = pc.fill_null(cmp, False).to_numpy(zero_copy_only=False)
         null = cmp.is_null().to_numpy(zero_copy_only=False)
@@ -107,6 +111,35 @@ def _quantified(any_: bool) -> Callable:
         valid = np.array([l is not None for l in lists], bool) & ~(has_null & ~has_hit)
         return pa.array(result, pa.bool_(), mask=~valid)
     return run
+
+
+def _quantified_shared(x: pa.Array, encoded: pa.DictionaryArray, element: SqlType,
+                       compare: Callable[[pa.Array, pa.Array], pa.Array], any_: bool) -> pa.Array:
+    """x op ANY/ALL (arrays) when many rows hold the same array (a constant, a parameter): per
+    distinct array, its rows are compared with one element at a time. Pairing every row with
+    every element of its array, as the general path does, would hold rows x elements values
+    at once (100k rows against a 5,000-element parameter: 500M, gigabytes)."""
+    n = len(x)
+    result = np.zeros(n, bool)
+    valid = np.zeros(n, bool)  # a NULL array (no code) answers NULL
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False)
+    for k, text in enumerate(encoded.dictionary.to_pylist()):
+        rows = np.flatnonzero(codes == k)
+        if not len(rows):
+            continue
+        xs = x.take(pa.array(rows))
+        has_hit = np.zeros(len(rows), bool)
+        has_null = np.zeros(len(rows), bool)
+        for value in dict.fromkeys(arrays.read(text, element)):  # (each distinct element once)
+            other = pa.nulls(len(rows), element.arrow) if value is None else \
+                pa.repeat(pa.scalar(value, element.arrow), len(rows))
+            cmp = _arr(compare(xs, other))
+            true = pc.fill_null(cmp, False).to_numpy(zero_copy_only=False)
+            has_hit |= true if any_ else ~(true | cmp.is_null().to_numpy(zero_copy_only=False))
+            has_null |= cmp.is_null().to_numpy(zero_copy_only=False)
+        result[rows] = np.where(has_hit, any_, not any_)
+        valid[rows] = ~(has_null & ~has_hit)
+    return pa.array(result, pa.bool_(), mask=~valid)
 
 
 def _int_of(lists, vals, fn) -> pa.Array:
