@@ -42,7 +42,7 @@ class PgBase:
         await self.conn.execute("ANALYZE customers; ANALYZE orders")
 
     async def write(self, batch: ChangeBatch) -> None:
-        await pgclient.apply_batch(self.conn, batch, array_param=True)
+        await pgclient.apply_batch(self.conn, batch)
 
     async def subscribe_v1(self, on_state: Callable[[float, int, int], None]) -> Callable[[], Awaitable[None]]:
         raise NotSupported("PostgreSQL has no SUBSCRIBE; the views are current when the writing "

@@ -28,24 +28,13 @@ async def copy_csv(conn: asyncpg.Connection, name: str, table: pa.Table) -> None
     await conn.copy_to_table(name, source=csv_bytes(table), format="csv")
 
 
-def id_lists(batch: ChangeBatch, chunk: int) -> list[str]:
-    """The ids to remove as literal lists of at most `chunk` ids (Slipstream takes no array
-    parameters yet)."""
-    ids = batch.deletes["id"].to_numpy().tolist()
-    return [",".join(map(str, ids[i:i + chunk])) for i in range(0, len(ids), chunk)]
-
-
-async def apply_batch(conn: asyncpg.Connection, batch: ChangeBatch, array_param: bool,
-                      in_list_chunk: int = 1 << 30) -> None:
-    """One transaction: remove the old versions, then COPY the new ones in."""
+async def apply_batch(conn: asyncpg.Connection, batch: ChangeBatch) -> None:
+    """One transaction: remove the old versions (their ids as one array parameter), then COPY
+    the new ones in."""
     async with conn.transaction():
         if batch.deletes.num_rows:
-            if array_param:
-                await conn.execute("DELETE FROM orders WHERE id = ANY($1::bigint[])",
-                                   batch.deletes["id"].to_numpy().tolist())
-            else:
-                for ids in id_lists(batch, in_list_chunk):
-                    await conn.execute(f"DELETE FROM orders WHERE id IN ({ids})")
+            await conn.execute("DELETE FROM orders WHERE id = ANY($1::bigint[])",
+                               batch.deletes["id"].to_numpy().tolist())
         if batch.inserts.num_rows:
             await copy_csv(conn, "orders", batch.inserts)
 

@@ -195,10 +195,9 @@ over a stream of signed rows (diff +1/-1): count = sum(diff), sum = sum(diff * a
 stream-static join with customers, two queries in output mode update with foreachBatch sinks.
 Their module docstrings (bench/peers/flink_sql.py, spark_structured.py) give the details.
 
-Client specifics: Slipstream gets COPY (csv) for new rows and `DELETE ... WHERE id IN (...)` for
-old ones (no array parameters yet), in statements of at most 5 000 ids inside the batch's one
-transaction; PostgreSQL gets COPY and
-`DELETE ... WHERE id = ANY($1)`; DuckDB and Pathway get Arrow tables / rows directly; Flink gets
+Client specifics: Slipstream and PostgreSQL get COPY (csv) for new rows and
+`DELETE ... WHERE id = ANY($1)` (one array parameter) for old ones, in the batch's one
+transaction; DuckDB and Pathway get Arrow tables / rows directly; Flink gets
 one text line per change event on a socket, Spark one Parquet file of signed rows per batch.
 
 ![latency](../{rel}/latency.png)

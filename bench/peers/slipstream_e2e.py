@@ -24,10 +24,6 @@ from tests.support.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT_S = 180
-# Ids per DELETE ... WHERE id IN (...) statement. `x IN (literals)` is one hash-set test in the
-# engine, so the list length only costs parsing (~5 ms per 1 000 ids); a batch's deletes go in
-# statements of this many ids, all inside the batch's one transaction (one timestamp).
-IN_LIST_IDS = 5_000
 
 
 class SlipstreamE2E:
@@ -75,7 +71,6 @@ class SlipstreamE2E:
         await self.conn.execute(ORDERS_DDL)
         await pgclient.copy_csv(self.conn, "customers", w.customers())
         await pgclient.copy_csv(self.conn, "orders", w.orders())
-        self.in_list_chunk = IN_LIST_IDS
         if self.indexed:
             await self.conn.execute("CREATE INDEX orders_id_idx ON orders (id)")
             await self.conn.fetch("SELECT * FROM orders WHERE id = 1")  # index built and readable
@@ -91,7 +86,7 @@ class SlipstreamE2E:
         await pgclient.read_current(self.conn, probe_customer)
 
     async def write(self, batch: ChangeBatch) -> None:
-        await pgclient.apply_batch(self.conn, batch, array_param=False, in_list_chunk=self.in_list_chunk)
+        await pgclient.apply_batch(self.conn, batch)
 
     async def subscribe_v1(self, on_state: Callable[[float, int, int], None]) -> Callable[[], Awaitable[None]]:
         conn = await asyncpg.connect(self.dsn)
