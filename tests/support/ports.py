@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import random
 import socket
 import time
 
 
+# Below the kernel's ephemeral range (Linux: 32768-60999), from which every outgoing connection
+# takes its local port: a port the OS hands out (bind to 0) can be taken by some connection the
+# moment its server stops, and a server restarted on its port then fails with "address already
+# in use" (seen in CI: a restart test's port taken while another server's workers reconnected).
+_TEST_PORTS = (20000, 32000)
+
+
 def free_port() -> int:
-    """A TCP port nobody listens on right now (the OS picks it; tiny race accepted)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+    """A TCP port nobody listens on right now, outside the ephemeral range (tiny race accepted:
+    another free_port may pick it before it is bound)."""
+    rng = random.Random()
+    for _ in range(100):
+        port = rng.randrange(*_TEST_PORTS)
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:  # (all tried were taken)
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
