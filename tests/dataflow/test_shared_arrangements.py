@@ -148,18 +148,12 @@ def _view_contents(sent, id: str) -> Counter:
     return +rows
 
 
-@pytest.mark.parametrize("plan", [JOIN, CHAINED], ids=["plain", "filtered-side"])
-def test_a_materialized_view_probes_the_index_in_place(tmp_path, plan):
-    """A view's long-running join reads the index where it is (no arrangement of r of its own)
-    and stays equal to recomputation at every step, while the index's arrangement compacts
-    behind the view's frontier."""
-    workers, sent = _with_index(tmp_path)
-    _on_all(workers, CreateDataflow("mv", plan, 1, "persist"))
-    assert any(isinstance(op, SharedJoinOp) for op in [workers[0].dataflows["mv"].dataflow.root.input])
-    rng = random.Random(12)
+def _random_steps(workers, rng: random.Random, steps: int):
+    """Steps 1..steps-1 of random inserts and deletes of l and r rows, each on a random worker;
+    yields (time, live l rows, live r rows) after each step has been applied."""
     l_rows: list[tuple] = []
     r_rows: list[tuple] = []
-    for t in range(1, 60):
+    for t in range(1, steps):
         parts: list[dict[str, list[pa.Table]]] = [{"l": [], "r": []}, {"l": [], "r": []}]
         for name, live, make in (("l", l_rows, lambda: (rng.randrange(6), rng.randrange(100))),
                                  ("r", r_rows, lambda: (rng.randrange(6), rng.choice("abc")))):
@@ -173,6 +167,18 @@ def test_a_materialized_view_probes_the_index_in_place(tmp_path, plan):
                 parts[rng.randrange(2)][name].append(_batch([row], types, t, -1))
         merged = [{k: pa.concat_tables(v) for k, v in p.items() if v} for p in parts]
         _advance(workers, merged, t + 1)
+        yield t, l_rows, r_rows
+
+
+@pytest.mark.parametrize("plan", [JOIN, CHAINED], ids=["plain", "filtered-side"])
+def test_a_materialized_view_probes_the_index_in_place(tmp_path, plan):
+    """A view's long-running join reads the index where it is (no arrangement of r of its own)
+    and stays equal to recomputation at every step, while the index's arrangement compacts
+    behind the view's frontier."""
+    workers, sent = _with_index(tmp_path)
+    _on_all(workers, CreateDataflow("mv", plan, 1, "persist"))
+    assert any(isinstance(op, SharedJoinOp) for op in [workers[0].dataflows["mv"].dataflow.root.input])
+    for t, l_rows, r_rows in _random_steps(workers, random.Random(12), 60):
         assert _view_contents(sent, "mv") == +_expected(plan, l_rows, r_rows), t
     assert not [m for s in sent for m in s if isinstance(m, DataflowOutput) and m.id == "mv" and m.errors]
 
@@ -184,23 +190,7 @@ def test_an_index_of_a_join_probes_another_index_in_place(tmp_path):
     workers, sent = _with_index(tmp_path)
     _on_all(workers, CreateDataflow("ji", ArrangeBy(CHAINED, (0,)), 1, "index"))
     assert isinstance(workers[0].dataflows["ji"].dataflow.root.input.input, SharedJoinOp)
-    rng = random.Random(13)
-    l_rows: list[tuple] = []
-    r_rows: list[tuple] = []
-    for t in range(1, 40):
-        parts: list[dict[str, list[pa.Table]]] = [{"l": [], "r": []}, {"l": [], "r": []}]
-        for name, live, make in (("l", l_rows, lambda: (rng.randrange(6), rng.randrange(100))),
-                                 ("r", r_rows, lambda: (rng.randrange(6), rng.choice("abc")))):
-            types = L if name == "l" else R
-            for _ in range(rng.randrange(3)):
-                row = make()
-                live.append(row)
-                parts[rng.randrange(2)][name].append(_batch([row], types, t, 1))
-            if live and rng.random() < 0.6:
-                row = live.pop(rng.randrange(len(live)))
-                parts[rng.randrange(2)][name].append(_batch([row], types, t, -1))
-        merged = [{k: pa.concat_tables(v) for k, v in p.items() if v} for p in parts]
-        _advance(workers, merged, t + 1)
+    for t, l_rows, r_rows in _random_steps(workers, random.Random(13), 40):
         got = Counter()
         for w in workers:
             snap = snapshot_at(w.collections["ji"].contents_from(t), t)
