@@ -7,8 +7,8 @@ the chain to those rows. A whole-collection read first narrows the collection's 
 the conditions of the chain's first Filter that cannot fail (`customer_id = 42`), so a point read
 of an unindexed view consolidates its few matching updates, not the whole view (a condition that
 cannot fail gives a row's copies the same answer, so filtering before consolidating is the same
-as after; one that can fail must not see an update that consolidation would cancel). Such a peek skips building, stepping and dropping a dataflow on every
-worker, and a lookup goes only to the workers that own its keys (an index is partitioned by its
+as after; one that can fail must not see an update that consolidation would cancel). Such a
+peek skips building, stepping and dropping a dataflow on every worker, and a lookup goes only to the workers that own its keys (an index is partitioned by its
 key, with the hash the exchange uses). Concurrent peeks travel to a worker in one message and
 come back in one (`FastPeeks` / `PeekResults`).
 

@@ -15,7 +15,7 @@ GROUP BY c.region` over orders(id, customer_id, amount, status), customers(id, r
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Sequence, Union
+from typing import Any, Callable, Iterator, Sequence, Union
 
 from dataflow.expr import AggregateExpr, ScalarExpr
 from dataflow.types import INT8, SqlType
@@ -285,8 +285,10 @@ def with_children(plan: Plan, kids: Sequence[Plan]) -> Plan:
     return replace(plan, input=kids[0])
 
 
-def any_node(plan: Plan, test) -> bool:
-    """Whether `test` holds for some node of the plan (each node object tested once)."""
+def nodes(plan: Plan, enter: Callable[[Plan], bool] | None = None) -> Iterator[Plan]:
+    """Every node object of the plan, once each: plans are DAGs (an outer join reads its inputs
+    several times, nested ones share them again), and walking every path would take time
+    exponential in the nesting. `enter`: whether to walk into a node's inputs (default: all)."""
     seen: set[int] = set()
     todo = [plan]
     while todo:
@@ -294,10 +296,14 @@ def any_node(plan: Plan, test) -> bool:
         if id(p) in seen:
             continue
         seen.add(id(p))
-        if test(p):
-            return True
-        todo.extend(children(p))
-    return False
+        yield p
+        if enter is None or enter(p):
+            todo.extend(children(p))
+
+
+def any_node(plan: Plan, test: Callable[[Plan], bool]) -> bool:
+    """Whether `test` holds for some node of the plan."""
+    return any(test(p) for p in nodes(plan))
 
 
 def mentions_mz_now(node: Plan) -> bool:
@@ -347,27 +353,18 @@ def passthrough_columns(chain: Sequence[Plan], width: int) -> tuple[int | None, 
 
 
 def collections_read(plan: Plan) -> set[str]:
-    """Ids of every collection the plan reads. Each node object is visited once: plans share
-    sub-plans (an outer join reads its inputs several times, nested ones share them again), and
-    walking every path of such a DAG would take time exponential in the nesting."""
+    """Ids of every collection the plan reads (each node visited once, `nodes`)."""
     out: set[str] = set()
-    seen: set[int] = set()
     bound: set[str] = set()  # ids of recursive bindings: read inside their LetRec, not collections
-    stack = [plan]
-    while stack:
-        p = stack.pop()
-        if id(p) in seen:
-            continue
-        seen.add(id(p))
+    for p in nodes(plan):
         if isinstance(p, (Get, IndexLookup)):
             out.add(p.id)
         if isinstance(p, LetRec):
             bound.update(p.ids)
-        stack.extend(children(p))
     out -= bound
     return out
 
 
 __all__ = ["Get", "Constant", "Map", "Filter", "Project", "FlatMap", "Join", "Reduce", "Distinct",
            "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "IndexLookup", "Window", "WindowFunc", "WindowFrame", "LetRec", "Plan", "output_types", "children",
-           "collections_read", "INT8"]
+           "collections_read", "nodes", "INT8"]

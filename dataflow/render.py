@@ -28,8 +28,9 @@ from dataflow.operators.stateless import ConstantOp, FilterOp, GetOp, MapOp, Neg
 from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.operators.window import WindowOp
 from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
-                           Project, Reduce, Threshold, TopK, Union_, Window, children, collections_read,
-                           any_node, mentions_mz_now, output_types, passthrough_columns, through_stateless)
+                           Project, Reduce, Threshold, TopK, Union_, Window, any_node, children,
+                           collections_read, mentions_mz_now, nodes, output_types, passthrough_columns,
+                           through_stateless)
 from dataflow.types import arrow_schema
 
 
@@ -94,19 +95,11 @@ def _join_sides(plan: Plan) -> dict[tuple[int, tuple[int, ...]], int]:
     """How many join inputs are each (sub-plan object, key): two or more share one arrangement
     (`ArrangedInput`). Each node visited once."""
     sides: dict[tuple[int, tuple[int, ...]], int] = {}
-    seen: set[int] = set()
-    todo = [plan]
-    while todo:
-        p = todo.pop()
-        if id(p) in seen:
-            continue
-        seen.add(id(p))
-        if isinstance(p, LetRec):
-            continue  # (a loop renders its own copies)
+    # (not into a loop: it renders its own copies)
+    for p in nodes(plan, enter=lambda p: not isinstance(p, LetRec)):
         if isinstance(p, Join) and p.left_key:
             for side, key in ((p.left, p.left_key), (p.right, p.right_key)):
                 sides[(id(side), key)] = sides.get((id(side), key), 0) + 1
-        todo.extend(children(p))
     return sides
 
 

@@ -417,12 +417,13 @@ class Worker:
     def _idle(self, running: RunningDataflow) -> bool:
         """None of its inputs changed since its last step (the same on every worker): its step
         computes nothing and exchanges nothing."""
-        return running.started and not running.always_step and all(
-            self.dirty_upper.get(id, 0) <= running.frontier for id in running.inputs)
+        return running.started and not running.always_step and \
+            self._quiet_inputs(running) >= set(running.inputs)
 
     def _quiet_inputs(self, running: RunningDataflow) -> frozenset[str]:
-        """The inputs that changed on no worker since the dataflow's last step (decided from
-        the commands alone, like `_idle`, so every worker names the same ones)."""
+        """The inputs that changed on no worker since the dataflow's last step, decided from
+        the commands alone (`dirty_upper`), so every worker names the same ones; none before
+        its first step or for a dataflow that steps as time passes."""
         if not running.started or running.always_step:
             return frozenset()
         return frozenset(id for id in running.inputs if self.dirty_upper.get(id, 0) <= running.frontier)

@@ -51,12 +51,14 @@ class _Chain:
     conditions: list[ScalarExpr] = field(default_factory=list)   # over global ids
 
     def add(self, plan: Plan) -> list[int]:
-        start = self.first_column[-1] + self.widths[-1] if self.relations else 0
-        width = len(output_types(plan))
+        self.first_column.append(self.first_column[-1] + self.widths[-1] if self.relations else 0)
+        self.widths.append(len(output_types(plan)))
         self.relations.append(plan)
-        self.first_column.append(start)
-        self.widths.append(width)
-        return list(range(start, start + width))
+        return self.columns(len(self.relations) - 1)
+
+    def columns(self, r: int) -> list[int]:
+        """Relation r's columns, as global ids."""
+        return list(range(self.first_column[r], self.first_column[r] + self.widths[r]))
 
     def owner(self, column: int) -> int:
         for r in range(len(self.relations) - 1, -1, -1):
@@ -153,19 +155,31 @@ def _served(pairs: list[tuple[int, int]], keys: list[tuple[int, ...]]) -> tuple[
     return None
 
 
+def _join_keys(chain: _Chain, order: list[int], step: int, joined: set[int],
+               servable: list[list[tuple[int, ...]]]) -> tuple[list[tuple[int, int]], bool]:
+    """The key pairs of the join adding relation order[step + 1] to `joined`, put in the order
+    of an index that serves them, and whether one does: the added relation's, else (the first
+    join) its left input's. A join reads at most one index in place."""
+    first, r = order[0], order[step + 1]
+    pairs = _key_pairs(chain, joined, r)
+    key = _served(pairs, servable[r])
+    if key is not None:
+        by_local = {b: (a, b) for a, b in pairs}
+        return [by_local[k] for k in key], True
+    if step == 0:
+        back = [(b + chain.first_column[r], a - chain.first_column[first]) for a, b in pairs]
+        left_key = _served(back, servable[first])
+        if left_key is not None:
+            by_left = {a - chain.first_column[first]: (a, b) for a, b in pairs}
+            return [by_left[k] for k in left_key], True
+    return pairs, False
+
+
 def _score(chain: _Chain, order: list[int], servable: list[list[tuple[int, ...]]]) -> int:
-    """How many joins of the left-deep chain in `order` read an index in place (a join reads at
-    most one: its right input's, else the first join's left input's)."""
+    """How many joins of the left-deep chain in `order` read an index in place."""
     score, joined = 0, {order[0]}
-    for i, r in enumerate(order[1:]):
-        pairs = _key_pairs(chain, joined, r)
-        if pairs and _served(pairs, servable[r]) is not None:
-            score += 1
-        elif i == 0 and pairs:
-            first = order[0]
-            back = [(b + chain.first_column[r], a - chain.first_column[first]) for a, b in pairs]
-            if _served(back, servable[first]) is not None:
-                score += 1
+    for step, r in enumerate(order[1:]):
+        score += _join_keys(chain, order, step, joined, servable)[1]
         joined.add(r)
     return score
 
@@ -187,9 +201,6 @@ def _greedy(chain: _Chain, start: int, servable: list[list[tuple[int, ...]]]) ->
 
 def _build(chain: _Chain, order: list[int], relations: list[Plan], output: list[int],
            servable: list[list[tuple[int, ...]]]) -> Plan:
-    def columns_of(r: int) -> list[int]:
-        return list(range(chain.first_column[r], chain.first_column[r] + chain.widths[r]))
-
     pending = [c for c in chain.conditions if "mz_now" not in repr(c)]
     last = [c for c in chain.conditions if "mz_now" in repr(c)]
 
@@ -203,23 +214,14 @@ def _build(chain: _Chain, order: list[int], relations: list[Plan], output: list[
         return Filter(plan, tuple(remap_expr(c, position) for c in ready))
 
     first = order[0]
-    acc, cols = place(relations[first], columns_of(first)), columns_of(first)
+    cols = chain.columns(first)
+    acc = place(relations[first], cols)
     joined = {first}
     for step, r in enumerate(order[1:]):
-        pairs = _key_pairs(chain, joined, r)
-        key = _served(pairs, servable[r])
-        if key is None and step == 0:  # the first join may read its left input's index instead
-            back = [(b + chain.first_column[r], a - chain.first_column[first]) for a, b in pairs]
-            left_key = _served(back, servable[first])
-            if left_key is not None:
-                local = {a - chain.first_column[first]: (a, b) for a, b in pairs}
-                pairs = [local[k] for k in left_key]
-        elif key is not None:
-            by_local = {b: (a, b) for a, b in pairs}
-            pairs = [by_local[k] for k in key]
+        pairs, _ = _join_keys(chain, order, step, joined, servable)
         position = {g: i for i, g in enumerate(cols)}
         acc = Join(acc, relations[r], tuple(position[a] for a, _ in pairs), tuple(b for _, b in pairs))
-        cols = cols + columns_of(r)
+        cols = cols + chain.columns(r)
         joined.add(r)
         acc = place(acc, cols)
         acc, cols = _narrow(acc, cols, chain, joined, output, pending + last)

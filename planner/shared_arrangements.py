@@ -13,11 +13,13 @@ Example, with `CREATE INDEX customers_id ON customers (id)` (index u9 on u2, key
 
 The index holds the relation's rows, so the plan's answer is the same. The side may also filter
 and compute (`Filter(Get("u2"), (region = 'EU',))`, as TPC-H's dimension tables are): the join
-probes the whole index and applies the side's filters and maps to the rows it matched. Applied to peeks
-(`Coordinator.peek`) and materialized views (`Coordinator._start_materialized_view`): dropping
-an index re-plans the views that read it, and an index rebuilt after an error has its readers
-rebuilt with it. Indexes of views (whose dataflows compute the view) share alike; SUBSCRIBE keeps
-arrangements of its own.
+probes the whole index and applies the side's filters and maps to the rows it matched.
+
+Applied to peeks (`Coordinator.peek`), materialized views (`Coordinator._start_materialized_view`)
+and indexes of views (`Coordinator._index_plan`), after `index_join_order` has put joins in an
+order that lets more of them read an index: dropping an index re-plans what reads it, and an
+index rebuilt after an error has its readers rebuilt with it. SUBSCRIBE keeps arrangements of
+its own.
 """
 
 from __future__ import annotations
@@ -37,43 +39,46 @@ def _with_get(plan: Plan, get: Get) -> Plan:
     return get
 
 
-def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, cluster: str | None,
-                 allowed: set[str] | None = None) -> Plan | None:
-    """`side` reading an index on `key` instead of its relation, or None when there is none
-    (`allowed`: the indexes it may read, if not all). The side may filter, project and compute
-    on the relation's rows, as long as its join key is columns of the relation unchanged."""
+def _readable_indexes(side: Plan, catalog: CatalogReader, cluster: str | None,
+                      allowed: set[str] | None) -> tuple[Get | None, tuple, list]:
+    """The relation read under `side`'s projections, filters and maps, that chain (top first),
+    and the indexes a join may read in its place: the relation's own in `cluster` (`allowed`:
+    the ones it may read, if not all), or the index itself when the side reads one."""
     node, chain = through_stateless(side)
-    if not isinstance(node, Get) or not key:
-        return None
-    columns = passthrough_columns(chain, len(node.types))
-    wanted = tuple(columns[k] for k in key)
-    if None in wanted:
-        return None
+    if not isinstance(node, Get):
+        return None, chain, []
     try:
         item = catalog.get(node.id)
     except Exception:  # noqa: BLE001 - not a catalog item (a CTE binding of a loop): nothing to share
-        return None
+        return None, chain, []
     if item.kind is ItemKind.INDEX:
-        return side if tuple(item.index_key) == wanted else None
-    for index in indexes_in_cluster(catalog, catalog.indexes_on(item.id), cluster):
-        if tuple(index.index_key) == wanted and (allowed is None or index.id in allowed):
-            return _with_get(side, Get(index.id, node.types))
+        return node, chain, [item]
+    return node, chain, [i for i in indexes_in_cluster(catalog, catalog.indexes_on(item.id), cluster)
+                         if allowed is None or i.id in allowed]
+
+
+def _shared_side(side: Plan, key: tuple[int, ...], catalog: CatalogReader, cluster: str | None,
+                 allowed: set[str] | None = None) -> Plan | None:
+    """`side` reading an index on `key` instead of its relation, or None when there is none.
+    The side may filter, project and compute on the relation's rows, as long as its join key
+    is columns of the relation unchanged."""
+    node, chain, indexes = _readable_indexes(side, catalog, cluster, allowed)
+    if node is None or not key:
+        return None
+    columns = passthrough_columns(chain, len(node.types))
+    wanted = tuple(columns[k] for k in key)
+    for index in indexes:
+        if tuple(index.index_key) == wanted:
+            return side if index.id == node.id else _with_get(side, Get(index.id, node.types))
     return None
 
 
 def _servable_keys(side: Plan, catalog: CatalogReader, cluster: str | None,
                    allowed: set[str] | None) -> list[tuple[int, ...]]:
     """The join keys (in `side`'s columns) an index can serve `side` on."""
-    node, chain = through_stateless(side)
-    if not isinstance(node, Get):
+    node, chain, indexes = _readable_indexes(side, catalog, cluster, allowed)
+    if node is None:
         return []
-    try:
-        item = catalog.get(node.id)
-    except Exception:  # noqa: BLE001 - not a catalog item (a CTE binding of a loop)
-        return []
-    indexes = [item] if item.kind is ItemKind.INDEX else [
-        i for i in indexes_in_cluster(catalog, catalog.indexes_on(item.id), cluster)
-        if allowed is None or i.id in allowed]
     carried: dict[int, int] = {}  # relation column -> the first side column carrying it
     for side_col, col in enumerate(passthrough_columns(chain, len(node.types))):
         if col is not None:

@@ -187,8 +187,8 @@ class SharedJoinOp(Operator):
     `shared` is the shared side's plan output (the index read, under `chain`: projections, filters
     and maps of the index's rows, top first); `shared_key` is its join key in those columns, which
     maps onto the arrangement's key. A match's index row goes through the chain (`SideChain`):
-    the side's filters are applied to the rows the join matched, not to the whole index. `arrangement` is (the index's arrangement, whether it is still the
-    index's): a read of an index rebuilt meanwhile fails (40001) rather than read the rebuilt
+    the side's filters are applied to the rows the join matched, not to the whole index.
+    `arrangement` is (the index's arrangement, whether it is still the index's): a read of an index rebuilt meanwhile fails (40001) rather than read the rebuilt
     one's rows, which carry the rebuild's time."""
 
     def __init__(self, other: Operator, shared: Operator, other_key: tuple[int, ...], shared_key: tuple[int, ...],

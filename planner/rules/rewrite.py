@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from dataflow.plan import LetRec, Plan, children, with_children
+from dataflow.plan import LetRec, Plan, children, nodes, with_children
 
 
 def rewrite_up(plan: Plan, rule: Callable[[Plan], Plan]) -> Plan:
@@ -38,14 +38,7 @@ def parent_counts(plan: Plan) -> dict[int, int]:
     """id(node) -> how many parents read it (each node visited once): a node with more than one
     is shared, and a rule that rewrites it for one parent would make a copy of it."""
     parents: dict[int, int] = {}
-    seen: set[int] = set()
-    todo = [plan]
-    while todo:
-        node = todo.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
+    for node in nodes(plan):
         for k in children(node):
             parents[id(k)] = parents.get(id(k), 0) + 1
-            todo.append(k)
     return parents

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from dataflow.batch import batch_from_rows, consolidate, rows_of
 from dataflow.exchange import LocalExchange
-from dataflow.plan import children, output_types
+from dataflow.plan import nodes, output_types
 from dataflow.render import Dataflow
 from dataflow.types import INT4, INT8, TEXT
 from planner import parse, plan_statement
@@ -106,11 +106,4 @@ def assert_plans_agree(cat, before, after, sql: str) -> None:
 
 def plan_nodes(plan) -> list:
     """Every node object of a plan once (plans are DAGs: a shared node is listed once)."""
-    seen, out, todo = set(), [], [plan]
-    while todo:
-        p = todo.pop()
-        if id(p) not in seen:
-            seen.add(id(p))
-            out.append(p)
-            todo.extend(children(p))
-    return out
+    return list(nodes(plan))
