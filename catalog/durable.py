@@ -115,6 +115,14 @@ class Catalog:
 
     # -- reads (CatalogReader) -------------------------------------------------------------
 
+    @property
+    def version(self) -> int:
+        """Changes with every write to the catalog (items, namespaces, roles, privileges,
+        secrets, sinks, clusters, settings): what was planned against one version holds until
+        the next. (The timestamp oracle's high-water mark moves it too, every few seconds of
+        writes.)"""
+        return self._conn.total_changes
+
     def __contains__(self, id: str) -> bool:
         return id in self._items
 

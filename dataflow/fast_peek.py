@@ -16,7 +16,10 @@ Example, with `CREATE INDEX by_cust_idx ON by_cust (customer)` (index u9) and 2 
 
     Project(Filter(IndexLookup("u9", T, (0,), ((42,),)), (customer = 42,)), (1, 2))
       -> FastPeek(source="u9", key=(0,), keys=[42] on worker hash(42) % 2 only,
-                  chain=Project(Filter(Get("u9", T), (customer = 42,)), (1, 2)))
+                  chain=Project(Get("u9", T), (1, 2)))
+
+(the lookup finds only rows whose customer is 42: for exact key types the condition is dropped,
+so the worker has no predicate to compile and evaluate).
 """
 
 from __future__ import annotations
@@ -27,10 +30,10 @@ import numpy as np
 import pyarrow as pa
 
 from dataflow.batch import hash_columns, partition
-from dataflow.expr import ScalarExpr
+from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
 from dataflow.plan import Filter, Get, IndexLookup, Map, Plan, Project
 from dataflow.scalar import may_fail
-from dataflow.types import SqlType
+from dataflow.types import SqlType, TypeKind
 
 _CHAIN = (Map, Filter, Project)
 
@@ -60,6 +63,10 @@ def fast_peek_plan(plan: Plan) -> FastPeekPlan | None:
     if isinstance(node, IndexLookup):
         leaf = Get(node.id, node.types)
         key, keys = node.key, lookup_keys(node)
+        if nodes and isinstance(nodes[-1], Filter):
+            nodes[-1] = _without_looked_up(nodes[-1], node)
+            if not nodes[-1].predicates:
+                nodes.pop()
     elif isinstance(node, Get):
         leaf, key, keys = node, None, None
     else:
@@ -71,6 +78,29 @@ def fast_peek_plan(plan: Plan) -> FastPeekPlan | None:
     prefilter = tuple(p for p in first.predicates if not may_fail(p)) if (
         isinstance(first, Filter) and keys is None) else ()
     return FastPeekPlan(leaf.id, leaf.types, chain, key, keys, prefilter)
+
+
+# Key types whose arrangement lookup finds exactly the rows SQL's `=` does (no NaN or -0, no
+# padding, no spans): a condition `key = that value` over the looked-up rows is always true.
+_EXACT_KEYS = {TypeKind.INT2, TypeKind.INT4, TypeKind.INT8, TypeKind.TEXT, TypeKind.VARCHAR,
+               TypeKind.UUID, TypeKind.DATE, TypeKind.BOOL}
+
+
+def _without_looked_up(filter: Filter, lookup: IndexLookup) -> Filter:
+    """The filter over `lookup` without the conditions `column = constant` that every row the
+    lookup finds meets (its only key value for that column): the worker then has nothing to
+    compile or evaluate for a point read."""
+    def met(p: ScalarExpr) -> bool:
+        if not (isinstance(p, Call) and p.func == "eq" and len(p.args) == 2):
+            return False
+        col, lit = p.args if isinstance(p.args[0], ColumnRef) else p.args[::-1]
+        if not (isinstance(col, ColumnRef) and isinstance(lit, Literal) and col.index in lookup.key):
+            return False
+        j = lookup.key.index(col.index)
+        t = lookup.types[col.index]
+        return t.kind in _EXACT_KEYS and col.type == t and lit.type == t and lit.value is not None \
+            and all(type(k[j]) is type(lit.value) and k[j] == lit.value for k in lookup.keys)
+    return replace(filter, predicates=tuple(p for p in filter.predicates if not met(p)))
 
 
 def lookup_keys(lookup: IndexLookup) -> pa.Table:

@@ -366,8 +366,9 @@ class Worker:
         """The rows of index `id` with one of `keys`, as of `as_of`."""
         index = self.dataflows.get(id)
         arrangement = None if index is None or index.dataflow is None else index.dataflow.arrangement()
-        if arrangement is None:  # not an arranged index here: its contents (the chain filters them)
-            return snapshot_at(self.collections[id].contents_from(as_of), as_of)
+        if arrangement is None:  # not an arranged index here: its contents, arranged for this read
+            arrangement = Arrangement(key)  # (the chain need not re-check the keys: see fast_peek)
+            arrangement.insert(self.collections[id].contents_from(as_of))
         found = arrangement.lookup(keys, tuple(range(len(key))))
         if found.num_rows == 0:
             return empty_batch(self.collections[id].types)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from catalog.items import CatalogReader, ItemKind
-from dataflow.plan import (Filter, Get, Join, LetRec, Map, Plan, Project, children, passthrough_columns,
+from dataflow.plan import (Filter, Get, Join, LetRec, Map, Plan, Project, any_node, children, passthrough_columns,
                            through_stateless, with_children)
 from planner.index_join_order import order_joins_for_indexes
 from planner.index_lookup import indexes_in_cluster
@@ -93,6 +93,8 @@ def use_shared_arrangements(plan: Plan, catalog: CatalogReader, cluster: str | N
     from that index. Each node object is rewritten once, so shared sub-plans stay shared.
     `reader`: the materialized view the plan maintains; it reads only indexes created before
     it, so that it is planned alike when created, after a restart and by EXPLAIN."""
+    if not any_node(plan, lambda n: isinstance(n, Join)):
+        return plan  # (point reads: nothing to share, and they are hot)
     done: dict[int, Plan] = {}
     allowed = None
     if reader is not None:

@@ -24,6 +24,7 @@ sizes take B, kB, MB, GB, TB (PostgreSQL's memory units, base 1024).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from dataflow.errors import SqlError, SqlState
@@ -57,6 +58,7 @@ def parse_duration_ms(name: str, value: str) -> float:
     return ms
 
 
+@functools.lru_cache(maxsize=256)  # (read on every statement's result)
 def parse_size_bytes(name: str, value: str) -> int:
     m = _NUMBER_UNIT.match(str(value))
     unit = (m.group(2) if m else "").lower() or "b"

@@ -30,6 +30,7 @@ from planner.cluster_syntax import CLUSTER_STATEMENTS
 from planner.mz_ast import ROLE_STATEMENTS
 from server.adapter.finishing import finish
 from server.adapter.own_writes import pending_by_table, refuse_derived_reads, with_own_writes
+from server.adapter.plan_cache import PlanKey, binds_only_columns, plan_key
 from server.adapter.clusters import execute_cluster_statement
 from server.adapter.roles import execute_role_statement
 from server.adapter import privileges
@@ -98,10 +99,17 @@ class SlipstreamAdapter:
             yield await self._run(session, stmt, None, None)
 
     async def execute_one(self, session: Session, sql: str, params: list[Any], param_types) -> Outcome:
+        state, info = _state(session), _session_info(session)
+        version = getattr(self.coord.catalog, "version", None)
+        key = None if not params or version is None else plan_key(sql, param_types, version, info)
+        if key is not None:  # a point read planned before: no parse, no plan
+            bound = state.plans.bind(key, params)
+            if bound is not None:
+                return await self._run(session, Statement(sql, None), params, param_types, bound=bound)
         statements = self._parsed.parse(sql)
         if len(statements) > 1:
             raise SqlError(SqlState.SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
-        return await self._run(session, statements[0], params, param_types)
+        return await self._run(session, statements[0], params, param_types, key=key, info=info)
 
     async def describe(self, session: Session, sql: str, param_oids: list[int]) -> StatementDescription:
         statements = self._parsed.parse(sql)
@@ -156,15 +164,20 @@ class SlipstreamAdapter:
 
     # -- dispatch -------------------------------------------------------------------------------
 
-    async def _run(self, session: Session, stmt: Statement, params, param_types) -> Outcome:
+    async def _run(self, session: Session, stmt: Statement, params, param_types, *,
+                   bound: tuple[SelectPlan, list[str]] | None = None, key: PlanKey | None = None,
+                   info: SessionInfo | None = None) -> Outcome:
+        """Plan and run one statement; `bound`: its plan and reads, kept from an earlier
+        execution (server/adapter/plan_cache.py); `key`: under which to keep its plan."""
         state = _state(session)
         try:
             if stmt.is_empty:
                 return EmptyQuery()
             CURRENT_ROLE.set(session.user)  # new catalog objects are owned by the session's role
-            reads: list[str] = []
-            plan = plan_statement(self.coord.catalog, stmt, params=params, param_types=param_types,
-                                  session=_session_info(session), reads=reads)
+            if bound is not None:
+                plan, reads = bound
+            else:
+                plan, reads = self._plan(state, stmt, params, param_types, info or _session_info(session), key)
             if state.failed and not isinstance(plan, _ALLOWED_IN_FAILED):
                 raise SqlError(SqlState.IN_FAILED_SQL_TRANSACTION,
                                "current transaction is aborted, commands ignored until end of transaction block")
@@ -191,6 +204,20 @@ class SlipstreamAdapter:
             raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from e
         finally:
             session.transaction_status = state.status()
+
+    def _plan(self, state: SessionState, stmt: Statement, params, param_types, info: SessionInfo,
+              key: PlanKey | None):
+        keep = key is not None and not state.plans.knows(key)
+        candidate = keep and binds_only_columns(stmt.ast, len(params))  # before the planner rewrites it
+        reads: list[str] = []
+        plan = plan_statement(self.coord.catalog, stmt, params=params, param_types=param_types,
+                              session=info, reads=reads)
+        if keep:
+            def replan(values, at: SessionInfo, again: list[str]):
+                return plan_statement(self.coord.catalog, self._parsed.parse(stmt.sql)[0], params=values,
+                                      param_types=param_types, session=at, reads=again)
+            state.plans.learn(key, params, plan if candidate else None, reads, info, replan)
+        return plan, reads
 
     async def _sequence(self, session: Session, state: SessionState, plan) -> Outcome:
         state.cluster = session.vars.get("cluster") or DEFAULTS["cluster"]
@@ -244,6 +271,7 @@ class SlipstreamAdapter:
             state.cursors.clear()
             if plan.what in ("all", "plans"):
                 state.prepared.clear()
+                state.plans.clear()
             return CommandComplete(f"DISCARD {plan.what.upper()}")
         if isinstance(plan, DeallocatePlan):
             # Names the driver prepared at the protocol level are the connection's: not an error.

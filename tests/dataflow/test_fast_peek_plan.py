@@ -39,3 +39,26 @@ def test_reads_needing_a_dataflow_are_not_fast():
     from dataflow.expr import AggregateExpr
     plan = Reduce(Get("u1", TYPES), (0,), (AggregateExpr("count", None, INT8, False),))
     assert fast_peek_plan(plan) is None
+
+
+def test_conditions_a_lookup_already_meets_leave_the_chain():
+    from dataflow.plan import IndexLookup
+    from dataflow.types import FLOAT8, TEXT
+    types = (INT8, TEXT, FLOAT8)
+    s, f = ColumnRef(1, TEXT), ColumnRef(2, FLOAT8)
+    other = Call("gt", (ColumnRef(0, INT8), Literal(0, INT8)), BOOL)
+    # One key value per column: `k = 5 AND s = 'a'` hold for every row found; `k > 0` stays.
+    lookup = IndexLookup("u9", types, (0, 1), ((5, "a"),))
+    plan = Project(Filter(lookup, (_eq(K, Literal(5, INT8)), _eq(Literal("a", TEXT), s), other)), (2,))
+    fast = fast_peek_plan(plan)
+    assert fast.chain == Project(Filter(Get("u9", types), (other,)), (2,))
+    assert fast.keys.to_pylist() == [{"k0": 5, "k1": "a"}]
+    # Nothing left to check: no Filter at all.
+    alone = Project(Filter(IndexLookup("u9", types, (0,), ((5,),)), (_eq(K, Literal(5, INT8)),)), (2,))
+    assert fast_peek_plan(alone).chain == Project(Get("u9", types), (2,))
+    # Several key values (IN): each row meets only one of them, so the condition stays.
+    two = Filter(IndexLookup("u9", types, (0,), ((5,), (6,))), (_eq(K, Literal(5, INT8)),))
+    assert fast_peek_plan(two).chain == Filter(Get("u9", types), two.predicates)
+    # A float key (NaN, -0) is matched by the arrangement's equality, not SQL's: kept.
+    floats = Filter(IndexLookup("u9", types, (2,), ((0.0,),)), (_eq(f, Literal(0.0, FLOAT8)),))
+    assert fast_peek_plan(floats).chain == Filter(Get("u9", types), floats.predicates)
