@@ -141,6 +141,7 @@ class ComputeController:
         # Fast-path peeks not yet sent, per (replica, worker): sent together once the event loop
         # has run every session that wants one (see _send_fast_peeks).
         self._fast_outbox: dict[tuple[str, int], list[FastPeek]] = {}
+        self._owners: dict = {}  # point lookups' owning workers (see fast_peek.route)
         self._ids = itertools.count(1)
         self._closing = False
 
@@ -582,7 +583,7 @@ class ComputeController:
         """A peek answered without a dataflow (see dataflow.fast_peek), by the workers of each
         live replica that hold its rows."""
         id = self.new_id("p")
-        routes = {r.name: route(plan, r.workers) for r in replicas}
+        routes = {r.name: route(plan, r.workers, self._owners) for r in replicas}
         if not all(routes.values()):  # no key to look up: nothing can match
             return empty_batch(output_types(plan.chain))
         future = asyncio.get_running_loop().create_future()

@@ -110,14 +110,30 @@ def lookup_keys(lookup: IndexLookup) -> pa.Table:
     return pa.Table.from_arrays(columns, names=[f"k{i}" for i in range(len(columns))])
 
 
-def route(plan: FastPeekPlan, workers: int) -> dict[int, FastPeekPlan]:
+# How many point lookups' owners `route` remembers (the caller's dict), before starting over.
+OWNERS_KEPT = 100_000
+
+
+def route(plan: FastPeekPlan, workers: int, owners: dict | None = None) -> dict[int, FastPeekPlan]:
     """Which workers must answer, each with its share of the keys: a lookup goes to the owners
     of its keys (the index's exchange put each key's rows on worker hash(key) % workers); a
-    whole-collection read goes to every worker."""
+    whole-collection read goes to every worker. `owners`: where to remember the owner of a
+    point lookup's key (hashing one key costs more than finding it again)."""
     if plan.keys is None:
         return {w: plan for w in range(workers)}
     if workers == 1:
         return {0: plan}
+    values = tuple(c[0].as_py() for c in plan.keys.columns) if owners is not None and plan.keys.num_rows == 1 else ()
+    if values and all(type(v) in (int, str) for v in values):
+        # (An index id is never reused, so it fixes the key's types. Only values whose Python
+        # equality is the hash's: -0.0 equals 0.0 in a dict but hashes apart here.)
+        key = (plan.source, workers, values)
+        owner = owners.get(key)
+        if owner is None:
+            if len(owners) >= OWNERS_KEPT:
+                owners.clear()
+            owner = owners[key] = next(iter(route(plan, workers)))
+        return {owner: plan}
     columns = tuple(range(plan.keys.num_columns))
     owners = np.unique(hash_columns(plan.keys, columns) % np.uint64(workers))
     if len(owners) == 1:  # (a point lookup)

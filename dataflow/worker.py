@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -311,7 +312,7 @@ class Worker:
         """Answer every waiting fast-path peek its collection can now answer, in one message."""
         if not self.waiting_peeks:
             return
-        answers: list[PeekResult] = []
+        ready: list[tuple[FastPeek, CollectionTrace | None]] = []
         waiting: list[FastPeek] = []
         for peek in self.waiting_peeks:
             trace = self.collections.get(peek.plan.source)
@@ -320,14 +321,48 @@ class Worker:
             if trace is not None and trace.upper <= peek.as_of and not stalled:
                 waiting.append(peek)
             else:
-                answers.append(self._answer_peek(peek, trace))
+                ready.append((peek, trace))
         self.waiting_peeks = waiting
-        if answers:
-            self.send(PeekResults(answers))
+        if ready:
+            found = self._point_lookups(ready)
+            self.send(PeekResults([self._answer_peek(peek, trace, found.get(peek.id)) for peek, trace in ready]))
 
-    def _answer_peek(self, peek: FastPeek, trace: CollectionTrace | None) -> PeekResult:
+    def _point_lookups(self, ready: list[tuple[FastPeek, CollectionTrace | None]]) -> dict[str, pa.Table]:
+        """The matches of concurrent point lookups in one index, found together: one probe of
+        the arrangement for all their keys instead of one each (a probe's cost is mostly per
+        call). Peek id -> the index's updates with its key; peeks not batched are left out."""
+        groups: dict[tuple[str, tuple[int, ...]], list[FastPeek]] = {}
+        for peek, trace in ready:
+            plan = peek.plan
+            if plan.keys is not None and plan.keys.num_rows == 1 and trace is not None \
+                    and trace.error is None and peek.as_of >= trace.compacted_to:
+                groups.setdefault((plan.source, plan.key), []).append(peek)
+        found: dict[str, pa.Table] = {}
+        for (source, key), peeks in groups.items():
+            index = self.dataflows.get(source)
+            arrangement = None if index is None or index.dataflow is None else index.dataflow.arrangement()
+            if len(peeks) < 2 or arrangement is None:
+                continue
+            try:
+                probe = pa.concat_tables([p.plan.keys for p in peeks])
+                owner, table = arrangement.matches(probe, tuple(range(len(key))))
+            except Exception:  # (keys that do not concatenate: each peek looks up its own)
+                log.exception("worker %d: batched lookup in %s failed", self.index, source)
+                continue
+            order = np.argsort(owner, kind="stable")
+            table = table.take(pa.array(order))
+            ends = np.cumsum(np.bincount(owner, minlength=len(peeks)))
+            for i, peek in enumerate(peeks):
+                start = int(ends[i - 1]) if i else 0
+                part = table.slice(start, int(ends[i]) - start)
+                found[peek.id] = part if part.num_rows else empty_batch(self.collections[source].types)
+        return found
+
+    def _answer_peek(self, peek: FastPeek, trace: CollectionTrace | None,
+                     found: pa.Table | None = None) -> PeekResult:
         """One fast-path peek: the rows of its collection (or its keys' rows in the index) at its
-        time, through its Map/Filter/Project chain; errors as a peek dataflow would report them."""
+        time, through its Map/Filter/Project chain; errors as a peek dataflow would report them.
+        `found`: the index's updates with the peek's key, when looked up already."""
         plan = peek.plan
 
         def failed(error: SqlError) -> PeekResult:
@@ -341,7 +376,9 @@ class Worker:
             return failed(_history_gone(peek.as_of, trace.compacted_to))
         held_before = pa.total_allocated_bytes()
         try:
-            if plan.keys is not None:
+            if found is not None:
+                rows = snapshot_at(found, peek.as_of)
+            elif plan.keys is not None:
                 rows = self._lookup(plan.source, plan.key, plan.keys, peek.as_of)
             else:
                 updates = trace.contents_from(peek.as_of)

@@ -4,14 +4,16 @@ Every execution of a prepared statement is planned from its text with the parame
 constants, which for a point read is most of environmentd's work. A SELECT whose parameters
 only pin columns (`... WHERE customer = $1 AND region = $2`, at the top level of its WHERE)
 plans to the same plan for every non-NULL value but for those constants, so a session keeps
-the plan with holes where they were, and later executions fill the holes in instead of
-parsing and planning.
+the plan with holes where they were, and later executions (of any session) fill the holes in
+instead of parsing and planning.
 
 Which constants are the parameters is found by planning the statement a second time, with
-other values of the parameters and another statement time: the two plans must be equal except
+other values of the parameters, another statement time and another session process id: the
+two plans must be equal except
 at literals holding the first and the second value of one parameter, and every parameter must
 have such a literal. A plan that folds a parameter into something else (`$1 + 1`), reads the
-clock or a random number, or reads live system state (a constant relation) is not kept. The
+clock, a random number or the session's process id, or reads live system state (a constant
+relation) is not kept. The
 plan is also only kept for the catalog it was planned against, the session's settings and
 role, and the parameter types it was prepared with.
 
@@ -195,7 +197,8 @@ PlanKey = tuple
 
 def plan_key(sql: str, types: list[SqlType], catalog_version: int, info: SessionInfo) -> PlanKey:
     """What a kept plan was planned for: the text, the parameter types, the catalog's state,
-    and everything of the session the planner reads but the statement time."""
+    and everything of the session the planner reads but the statement time and the session's
+    process id (a plan that reads either is not kept: see `PreparedPlans.learn`)."""
     return (sql, tuple(types), catalog_version, info.user, info.database, info.search_path,
             tuple(sorted(info.settings.items())))
 
@@ -204,10 +207,11 @@ Planner = Callable[[list[Any], SessionInfo, list[str]], Any]
 
 
 class PreparedPlans:
-    """One session's kept plans (the most recently used `capacity`), by `plan_key`. A key that
-    cannot be kept is remembered as such, so it is not tried again."""
+    """Kept plans (the most recently used `capacity`), by `plan_key`, shared by the sessions
+    (a client that reconnects, or a pool of them, plans a statement once). A key that cannot be
+    kept is remembered as such, so it is not tried again."""
 
-    def __init__(self, capacity: int = 64) -> None:
+    def __init__(self, capacity: int = 1024) -> None:
         self.capacity = capacity
         self._entries: OrderedDict[PlanKey, _Template | None] = OrderedDict()
 
@@ -233,7 +237,8 @@ class PreparedPlans:
                 and len(values) == len(types) and all(_eligible(v, t) for v, t in zip(values, types)) \
                 and not any_node(plan.plan, lambda n: isinstance(n, Constant)):
             probe = _probe(values, types)
-            later = dataclasses.replace(info, statement_time=info.statement_time + dt.timedelta(days=1, seconds=1))
+            later = dataclasses.replace(info, statement_time=info.statement_time + dt.timedelta(days=1, seconds=1),
+                                        pid=info.pid + 1)
             again_reads: list[str] = []
             try:
                 again = replan(probe, later, again_reads)

@@ -30,7 +30,7 @@ from planner.cluster_syntax import CLUSTER_STATEMENTS
 from planner.mz_ast import ROLE_STATEMENTS
 from server.adapter.finishing import finish
 from server.adapter.own_writes import pending_by_table, refuse_derived_reads, with_own_writes
-from server.adapter.plan_cache import PlanKey, binds_only_columns, plan_key
+from server.adapter.plan_cache import PlanKey, PreparedPlans, binds_only_columns, plan_key
 from server.adapter.clusters import execute_cluster_statement
 from server.adapter.roles import execute_role_statement
 from server.adapter import privileges
@@ -72,6 +72,7 @@ class SlipstreamAdapter:
     def __init__(self, coordinator: Coordinator) -> None:
         self.coord = coordinator
         self._parsed = ParseCache()
+        self._plans = PreparedPlans()  # (shared by sessions: the key holds what differs)
 
     # -- the pgwire contract ---------------------------------------------------------------------
 
@@ -99,11 +100,11 @@ class SlipstreamAdapter:
             yield await self._run(session, stmt, None, None)
 
     async def execute_one(self, session: Session, sql: str, params: list[Any], param_types) -> Outcome:
-        state, info = _state(session), _session_info(session)
+        info = _session_info(session)
         version = getattr(self.coord.catalog, "version", None)
         key = None if not params or version is None else plan_key(sql, param_types, version, info)
         if key is not None:  # a point read planned before: no parse, no plan
-            bound = state.plans.bind(key, params)
+            bound = self._plans.bind(key, params)
             if bound is not None:
                 return await self._run(session, Statement(sql, None), params, param_types, bound=bound)
         statements = self._parsed.parse(sql)
@@ -151,11 +152,11 @@ class SlipstreamAdapter:
         from planner.context import Params, PlanContext
         from planner.typing import type_from_oid
         built: dict[int, dict[int, str]] = {}
-        info = _session_info(session)
 
         def name(type_oid: int, oid: int) -> str | None:
             names = built.get(type_oid)
             if names is None:
+                info = _session_info(session)
                 ctx = PlanContext(self.coord.catalog, Params(None, []), info.search_path, info.database,
                                   session=info)
                 names = built[type_oid] = maps_for(type_from_oid(type_oid).kind, ctx).names
@@ -207,7 +208,7 @@ class SlipstreamAdapter:
 
     def _plan(self, state: SessionState, stmt: Statement, params, param_types, info: SessionInfo,
               key: PlanKey | None):
-        keep = key is not None and not state.plans.knows(key)
+        keep = key is not None and not self._plans.knows(key)
         candidate = keep and binds_only_columns(stmt.ast, len(params))  # before the planner rewrites it
         reads: list[str] = []
         plan = plan_statement(self.coord.catalog, stmt, params=params, param_types=param_types,
@@ -216,7 +217,7 @@ class SlipstreamAdapter:
             def replan(values, at: SessionInfo, again: list[str]):
                 return plan_statement(self.coord.catalog, self._parsed.parse(stmt.sql)[0], params=values,
                                       param_types=param_types, session=at, reads=again)
-            state.plans.learn(key, params, plan if candidate else None, reads, info, replan)
+            self._plans.learn(key, params, plan if candidate else None, reads, info, replan)
         return plan, reads
 
     async def _sequence(self, session: Session, state: SessionState, plan) -> Outcome:
@@ -271,7 +272,6 @@ class SlipstreamAdapter:
             state.cursors.clear()
             if plan.what in ("all", "plans"):
                 state.prepared.clear()
-                state.plans.clear()
             return CommandComplete(f"DISCARD {plan.what.upper()}")
         if isinstance(plan, DeallocatePlan):
             # Names the driver prepared at the protocol level are the connection's: not an error.

@@ -9,7 +9,6 @@ from typing import Any, AsyncIterator
 import pyarrow as pa
 
 from dataflow.types import Column
-from server.adapter.plan_cache import PreparedPlans
 
 
 @dataclass
@@ -54,8 +53,6 @@ class SessionState:
     savepoints: list[tuple[str, int]] = field(default_factory=list)
     # The session's `cluster` as the current statement was planned with: its reads run there.
     cluster: str = "quickstart"
-    # Plans of the session's prepared point reads, kept across executions.
-    plans: PreparedPlans = field(default_factory=PreparedPlans)
 
     def status(self) -> str:
         if not self.in_block:

@@ -62,3 +62,16 @@ def test_conditions_a_lookup_already_meets_leave_the_chain():
     # A float key (NaN, -0) is matched by the arrangement's equality, not SQL's: kept.
     floats = Filter(IndexLookup("u9", types, (2,), ((0.0,),)), (_eq(f, Literal(0.0, FLOAT8)),))
     assert fast_peek_plan(floats).chain == Filter(Get("u9", types), floats.predicates)
+
+
+def test_remembered_owners_are_the_hashed_ones():
+    import pyarrow as pa
+    from dataflow.fast_peek import FastPeekPlan, route
+    from dataflow.types import FLOAT8, TEXT
+    owners: dict = {}
+    for t, values in ((INT8, list(range(-50, 50))), (TEXT, [f"k{i}" for i in range(50)]), (FLOAT8, [0.0, -0.0, 1.5])):
+        for workers in (2, 3):
+            for v in values + values:  # the second time from `owners`
+                plan = FastPeekPlan("u9", (t,), Get("u9", (t,)), (0,), pa.table({"k0": pa.array([v], t.arrow)}))
+                assert route(plan, workers, owners).keys() == route(plan, workers).keys(), (v, workers)
+    assert len(owners) == 2 * 150  # floats are hashed every time

@@ -1,7 +1,8 @@
 """Prepared point reads executed again and again (server/adapter/plan_cache.py keeps their
 plans): answers equal PostgreSQL's under random changes, and a kept plan never outlives what it
 was planned against - the catalog (a table dropped and created again, an index), the session's
-search_path and role, the parameter's value (NULL) - nor skips a privilege check."""
+search_path, role and process id (plans are shared by sessions), the parameter's value
+(NULL) - nor skips a privilege check."""
 
 from __future__ import annotations
 
@@ -96,6 +97,20 @@ def test_kept_plans_follow_the_catalog_and_the_session(slipstream, unique_prefix
             assert [r[0] for r in await read.fetch(1)] == ["new"]
         finally:
             await conn.close()
+        # Sessions share kept plans, each with its own search_path and process id.
+        sessions = [await asyncpg_connect(slipstream) for _ in range(2)]
+        try:
+            for conn, s in zip(sessions, ("a", "b")):
+                await conn.execute(f"SET search_path = {p}{s}")
+            text = "SELECT v, pg_backend_pid() FROM t WHERE id = $1"
+            for _ in range(3):
+                for conn, s in zip(sessions, ("a", "b")):
+                    pid = await conn.fetchval("SELECT pg_backend_pid()")
+                    got = [tuple(r) for r in await conn.fetch(text, 1)]
+                    assert got == [("new" if s == "b" else "a1", pid)]
+        finally:
+            for conn in sessions:
+                await conn.close()
         # Privileges are checked on every execution.
         reader = await asyncpg.connect(slipstream.dsn.replace("slipstream@", f"{p}reader@", 1),
                                        statement_cache_size=0)

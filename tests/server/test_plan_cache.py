@@ -81,6 +81,7 @@ NOT_KEPT = [
     ("SELECT n FROM v WHERE a = $1 OR b = 'x'", [INT4], [7]),  # not a conjunct
     ("SELECT n FROM v WHERE a IN (SELECT a FROM t WHERE c = $1)", [INT8], [7]),  # in a subquery
     ("SELECT n, now() FROM v WHERE a = $1", [INT4], [7]),  # reads the clock
+    ("SELECT n, pg_backend_pid() FROM v WHERE a = $1", [INT4], [7]),  # the session's (plans are shared)
     ("SELECT n FROM v WHERE b = $1 AND b LIKE 'x%'", [TEXT], ["xy"]),
     ("SELECT a FROM (VALUES (1), (2)) x (a) WHERE a = $1", [INT4], [1]),  # a constant relation
 ]
