@@ -36,7 +36,7 @@ from dataflow.fast_peek import FastPeekPlan, fast_peek_plan, route
 from dataflow.plan import Plan, collections_read, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
-                               PeekResult, PeekResults, Shutdown, WorkerError)
+                               PeekResult, PeekResults, Shutdown, Stepped, WorkerError)
 from dataflow.transport import encode_frame, read_frame_async
 from dataflow.types import SqlType
 
@@ -100,6 +100,20 @@ class Replica:
     backlog: list[object] = field(default_factory=list)
     dropped: bool = False
     status_changed: float = field(default_factory=time.time)  # when it last went online or offline
+    # Flow control of table advances (see ComputeController.advance): the upper of the last
+    # AdvanceUpper sent, each worker's last acknowledged one, and those held back meanwhile
+    # (per worker: its parts of the updates, the ids, the upper), to go as one.
+    sent_upper: int = 0
+    stepped: dict[int, int] = field(default_factory=dict)
+    held: list[tuple[dict[int, dict[str, pa.Table]], tuple[str, ...], int]] = field(default_factory=list)
+
+    def stepping(self) -> bool:
+        """Whether some worker has not yet applied the last advance sent to it."""
+        return any(self.stepped.get(w, 0) < self.sent_upper for w in range(self.workers))
+
+    def reset_flow(self) -> None:
+        """(Re)started workers: nothing in flight, nothing held (they import from persist)."""
+        self.sent_upper, self.stepped, self.held = 0, {}, []
 
     @property
     def live(self) -> bool:
@@ -190,6 +204,7 @@ class ComputeController:
         from dataflow.spark_host import SparkReplica
 
         replica.syncing = True
+        replica.reset_flow()
         replica.connected.clear()
         if replica.server is None:
             replica.server = await asyncio.start_server(
@@ -242,6 +257,7 @@ class ComputeController:
             self._imported(id, lambda key: key[0] == replica.name)
         if not replica.syncing:
             replica.syncing, replica.status_changed = True, time.time()
+        replica.reset_flow()
         for id, peek in list(self._peeks.items()):
             peek.sent_to.discard(replica.name)
             peek.results.pop(replica.name, None)
@@ -387,6 +403,8 @@ class ComputeController:
         elif isinstance(message, PeekResults):
             for result in message.results:
                 self._on_peek_result(replica, result)
+        elif isinstance(message, Stepped):
+            self._stepped(replica, message)
         elif isinstance(message, Imported):
             self._imported(message.id, lambda key: key == (replica.name, message.worker))
         elif isinstance(message, WorkerError):
@@ -450,6 +468,7 @@ class ComputeController:
         state.queue.put_nowait(StepOutput(batch, upper, errors))
 
     def _send_all(self, replica: Replica, command: object) -> None:
+        self._release_held(replica)  # (commands reach workers in the order they were given)
         if isinstance(command, ImportCollection):
             waiting = self._importing.setdefault(command.id, {})
             for w in range(replica.workers):
@@ -482,25 +501,53 @@ class ComputeController:
         self._broadcast(DropCollection(id))
 
     def advance(self, updates: dict[str, pa.Table], ids: tuple[str, ...], upper: int) -> None:
-        """Append `updates` (times < upper) to collections and advance all of `ids` to `upper`."""
+        """Append `updates` (times < upper) to collections and advance all of `ids` to `upper`.
+
+        Flow control: while a replica's workers are still applying the previous advance, this
+        one is held back, and the advances held when they are done go as one command: one step
+        of every dataflow for many writes (each update keeps its own time, so what every time
+        reads is unchanged; operators take several times per step). An idle replica gets each
+        advance at once."""
         for id in ids:
             if id in self.collections:
                 types, _ = self.collections[id]
                 self.collections[id] = (types, upper)
-        split: dict[int, dict[str, list[pa.Table]]] = {}
+        split: dict[int, dict[int, dict[str, pa.Table]]] = {}
         for replica in self.replicas.values():
             if replica.syncing:
                 continue  # it imports these from persist at the new uppers
-            if replica.workers == 1:
-                self._send_all(replica, AdvanceUpper(updates, ids, upper))
-                continue
             if replica.workers not in split:
-                split[replica.workers] = {id: partition(batch, tuple(range(batch.num_columns - 2)), replica.workers)
-                                          for id, batch in updates.items()}
-            parts = split[replica.workers]
-            for w, writer in replica.writers.items():
-                if not writer.is_closing():
-                    writer.write(encode_frame(AdvanceUpper({id: p[w] for id, p in parts.items()}, ids, upper)))
+                if replica.workers == 1:
+                    split[1] = {0: dict(updates)}
+                else:
+                    cut = {id: partition(batch, tuple(range(batch.num_columns - 2)), replica.workers)
+                           for id, batch in updates.items()}
+                    split[replica.workers] = {w: {id: p[w] for id, p in cut.items()} for w in range(replica.workers)}
+            replica.held.append((split[replica.workers], ids, upper))
+            if not replica.stepping():
+                self._release_held(replica)
+
+    def _release_held(self, replica: Replica) -> None:
+        """Send the advances held for `replica`, merged into one per worker."""
+        if not replica.held:
+            return
+        held, replica.held = replica.held, []
+        ids = tuple(dict.fromkeys(id for _, some, _ in held for id in some))
+        upper = held[-1][2]
+        for w, writer in replica.writers.items():
+            parts: dict[str, list[pa.Table]] = {}
+            for by_worker, _, _ in held:
+                for id, batch in by_worker[w].items():
+                    parts.setdefault(id, []).append(batch)
+            updates = {id: b[0] if len(b) == 1 else pa.concat_tables(b) for id, b in parts.items()}
+            if not writer.is_closing():
+                writer.write(encode_frame(AdvanceUpper(updates, ids, upper)))
+        replica.sent_upper = upper
+
+    def _stepped(self, replica: Replica, message: Stepped) -> None:
+        replica.stepped[message.worker] = max(replica.stepped.get(message.worker, 0), message.upper)
+        if replica.held and not replica.stepping():
+            self._release_held(replica)
 
     def upper_of(self, id: str) -> int:
         return self.collections[id][1]

@@ -135,6 +135,16 @@ class PeekResults:
 
 
 @dataclass
+class Stepped:
+    """The worker has applied the AdvanceUpper to `upper` (its dataflows have stepped): the
+    controller sends the next one only then, merging the ones that came meanwhile (see
+    ComputeController.advance)."""
+
+    worker: int
+    upper: int
+
+
+@dataclass
 class Imported:
     """The worker has read its part of an imported collection (ImportCollection) from persist:
     until every worker has, the shard's history back to the import's upper must stay readable

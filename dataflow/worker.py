@@ -35,7 +35,7 @@ from dataflow.plan import (Get, IndexLookup, LetRec, any_node, children, collect
                            output_types, with_children)
 from dataflow.exchange import LocalExchange
 from dataflow.fast_peek import lookup_keys
-from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
+from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection, Stepped,
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
                                PeekResult, PeekResults, Shutdown, WorkerError)
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
@@ -174,6 +174,7 @@ class Worker:
             self.clock_upper = max(self.clock_upper, command.upper)
             self._step_all()
             self._answer_peeks()
+            self.send(Stepped(self.index, command.upper))
         elif isinstance(command, FastPeeks):
             self.waiting_peeks.extend(command.peeks)
             self._answer_peeks()
