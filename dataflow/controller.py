@@ -42,6 +42,9 @@ from dataflow.types import SqlType
 
 log = logging.getLogger("slipstream.compute")
 
+# Table advances a replica's workers may have been sent and not yet applied; later ones are
+# held and merged (see ComputeController.advance).
+MAX_ADVANCES_IN_FLIGHT = 2
 REPLICA_START_SECONDS = 300  # how long a replica's workers may take to connect
 
 
@@ -100,20 +103,28 @@ class Replica:
     backlog: list[object] = field(default_factory=list)
     dropped: bool = False
     status_changed: float = field(default_factory=time.time)  # when it last went online or offline
-    # Flow control of table advances (see ComputeController.advance): the upper of the last
-    # AdvanceUpper sent, each worker's last acknowledged one, and those held back meanwhile
-    # (per worker: its parts of the updates, the ids, the upper), to go as one.
-    sent_upper: int = 0
+    # Flow control of table advances (see ComputeController.advance): the uppers of the
+    # AdvanceUppers sent that some worker has not acknowledged yet, each worker's last
+    # acknowledged one, and those held back meanwhile (per worker: its parts of the updates,
+    # the ids, the upper), to go as one.
+    in_flight: deque = field(default_factory=deque)
     stepped: dict[int, int] = field(default_factory=dict)
     held: list[tuple[dict[int, dict[str, pa.Table]], tuple[str, ...], int]] = field(default_factory=list)
 
-    def stepping(self) -> bool:
-        """Whether some worker has not yet applied the last advance sent to it."""
-        return any(self.stepped.get(w, 0) < self.sent_upper for w in range(self.workers))
+    def busy(self) -> bool:
+        """Whether the workers have as many advances to apply as they may be sent (one being
+        applied and the next waiting: they never wait for the controller between steps)."""
+        return len(self.in_flight) >= MAX_ADVANCES_IN_FLIGHT
+
+    def acknowledge(self, worker: int, upper: int) -> None:
+        self.stepped[worker] = max(self.stepped.get(worker, 0), upper)
+        done = min(self.stepped.get(w, 0) for w in range(self.workers))
+        while self.in_flight and self.in_flight[0] <= done:
+            self.in_flight.popleft()
 
     def reset_flow(self) -> None:
         """(Re)started workers: nothing in flight, nothing held (they import from persist)."""
-        self.sent_upper, self.stepped, self.held = 0, {}, []
+        self.in_flight, self.stepped, self.held = deque(), {}, []
 
     @property
     def live(self) -> bool:
@@ -503,11 +514,11 @@ class ComputeController:
     def advance(self, updates: dict[str, pa.Table], ids: tuple[str, ...], upper: int) -> None:
         """Append `updates` (times < upper) to collections and advance all of `ids` to `upper`.
 
-        Flow control: while a replica's workers are still applying the previous advance, this
-        one is held back, and the advances held when they are done go as one command: one step
-        of every dataflow for many writes (each update keeps its own time, so what every time
-        reads is unchanged; operators take several times per step). An idle replica gets each
-        advance at once."""
+        Flow control: while a replica's workers have an advance to apply after the one they
+        are applying, this one is held back, and the advances held meanwhile go as one command
+        once they take the next: one step of every dataflow for many writes (each update keeps
+        its own time, so what every time reads is unchanged; operators take several times per
+        step). An idle replica gets each advance at once."""
         for id in ids:
             if id in self.collections:
                 types, _ = self.collections[id]
@@ -524,7 +535,7 @@ class ComputeController:
                            for id, batch in updates.items()}
                     split[replica.workers] = {w: {id: p[w] for id, p in cut.items()} for w in range(replica.workers)}
             replica.held.append((split[replica.workers], ids, upper))
-            if not replica.stepping():
+            if not replica.busy():
                 self._release_held(replica)
 
     def _release_held(self, replica: Replica) -> None:
@@ -542,11 +553,11 @@ class ComputeController:
             updates = {id: b[0] if len(b) == 1 else pa.concat_tables(b) for id, b in parts.items()}
             if not writer.is_closing():
                 writer.write(encode_frame(AdvanceUpper(updates, ids, upper)))
-        replica.sent_upper = upper
+        replica.in_flight.append(upper)
 
     def _stepped(self, replica: Replica, message: Stepped) -> None:
-        replica.stepped[message.worker] = max(replica.stepped.get(message.worker, 0), message.upper)
-        if replica.held and not replica.stepping():
+        replica.acknowledge(message.worker, message.upper)
+        if replica.held and not replica.busy():
             self._release_held(replica)
 
     def upper_of(self, id: str) -> int:

@@ -408,6 +408,8 @@ class ScalarLowerer:
             return self._between(node)
         if isinstance(node, (exp.Like, exp.ILike)):
             fn = "like" if isinstance(node, exp.Like) else "ilike"
+            if isinstance(node.expression, (exp.Any, exp.All)):
+                return self._like_quantified(node, fn)
             subject = self.lower(node.this)
             if subject.type.kind is not TypeKind.BPCHAR:  # LIKE sees character(n)'s padding
                 subject = self.text_arg(node.this, fn)
@@ -599,6 +601,44 @@ class ScalarLowerer:
                 return Literal(parts[0].this, INT4)
             raise unsupported(f"JSON path {node.sql(dialect='postgres')}")
         return self.lower(node)
+
+    def _like_quantified(self, node: exp.Expression, fn: str) -> ScalarExpr:
+        """`s [NOT] LIKE ANY (array)` / `LIKE ALL`, and ILIKE, over a constant array: the
+        element patterns' LIKEs joined by OR (ANY) or AND (ALL), which are PostgreSQL's
+        three-valued answers (true if some LIKE is, NULL if none is but one is NULL, else false;
+        ANY of no pattern is false, ALL true; a NULL array gives NULL)."""
+        kind = "ANY" if isinstance(node.expression, exp.Any) else "ALL"
+        subject = self.lower(node.this)
+        if subject.type.kind is not TypeKind.BPCHAR:  # LIKE sees character(n)'s padding
+            subject = self.text_arg(node.this, fn)
+        arr = self.lower(node.expression.this)
+        if arr.type.kind is TypeKind.UNKNOWN:
+            arr = coerce(arr, array_of(TEXT), self.ctx)
+        if arr.type.kind is not TypeKind.ARRAY:
+            raise SqlError(SqlState.DATATYPE_MISMATCH, f"op {kind} requires array on right side")
+        if arr.type.element.kind not in (TypeKind.TEXT, TypeKind.VARCHAR, TypeKind.BPCHAR, TypeKind.UNKNOWN):
+            raise SqlError(SqlState.UNDEFINED_FUNCTION,
+                           f"operator does not exist: text {'~~' if fn == 'like' else '~~*'} {arr.type.element.name}",
+                           hint="No operator matches the given name and argument types. "
+                                "You might need to add explicit type casts.")
+        folded = fold_constant(arr)
+        if not isinstance(folded, Literal):
+            raise unsupported(f"{fn.upper()} {kind} with an array that is not a constant")
+        if folded.value is None:
+            return Literal(None, BOOL)
+        from dataflow import arrays
+        calls: list[ScalarExpr] = []
+        for pattern in arrays.read(folded.value, TEXT) if isinstance(folded.value, str) else folded.value:
+            if isinstance(pattern, str) and (len(pattern) - len(pattern.rstrip("\\"))) % 2:
+                raise SqlError("22025", "LIKE pattern must not end with escape character")
+            call = Call(fn, (subject, Literal(pattern, TEXT)), BOOL)
+            calls.append(Call("not", (call,), BOOL) if node.args.get("negate") else call)
+        if not calls:
+            return Literal(kind == "ALL", BOOL)
+        out = calls[0]
+        for call in calls[1:]:
+            out = Call("or" if kind == "ANY" else "and", (out, call), BOOL)
+        return out
 
     def _like_escape(self, like: exp.Expression, escape: exp.Expression) -> ScalarExpr:
         """`s LIKE p ESCAPE e` with constant p and e: p rewritten with backslash as its escape

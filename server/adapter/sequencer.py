@@ -178,7 +178,7 @@ class SlipstreamAdapter:
             if bound is not None:
                 plan, reads = bound
             else:
-                plan, reads = self._plan(state, stmt, params, param_types, info or _session_info(session), key)
+                plan, reads = self._plan(stmt, params, param_types, info or _session_info(session), key)
             if state.failed and not isinstance(plan, _ALLOWED_IN_FAILED):
                 raise SqlError(SqlState.IN_FAILED_SQL_TRANSACTION,
                                "current transaction is aborted, commands ignored until end of transaction block")
@@ -206,8 +206,9 @@ class SlipstreamAdapter:
         finally:
             session.transaction_status = state.status()
 
-    def _plan(self, state: SessionState, stmt: Statement, params, param_types, info: SessionInfo,
-              key: PlanKey | None):
+    def _plan(self, stmt: Statement, params, param_types, info: SessionInfo, key: PlanKey | None):
+        """The statement's plan and the catalog objects it names; with `key`, the plan is kept
+        for later executions if it can be (server/adapter/plan_cache.py)."""
         keep = key is not None and not self._plans.knows(key)
         candidate = keep and binds_only_columns(stmt.ast, len(params))  # before the planner rewrites it
         reads: list[str] = []
