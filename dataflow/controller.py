@@ -545,14 +545,20 @@ class ComputeController:
         held, replica.held = replica.held, []
         ids = tuple(dict.fromkeys(id for _, some, _ in held for id in some))
         upper = held[-1][2]
+        try:
+            merged = {w: _merged_updates([by_worker[w] for by_worker, _, _ in held]) for w in replica.writers}
+        except pa.ArrowInvalid:  # (batches of one table that do not concatenate: one by one)
+            log.exception("advances to %d could not be merged; sending them one by one", upper)
+            for by_worker, some, at in held:
+                self._send_advance(replica, by_worker, some, at)
+            return
+        self._send_advance(replica, merged, ids, upper)
+
+    def _send_advance(self, replica: Replica, by_worker: dict[int, dict[str, pa.Table]],
+                      ids: tuple[str, ...], upper: int) -> None:
         for w, writer in replica.writers.items():
-            parts: dict[str, list[pa.Table]] = {}
-            for by_worker, _, _ in held:
-                for id, batch in by_worker[w].items():
-                    parts.setdefault(id, []).append(batch)
-            updates = {id: b[0] if len(b) == 1 else pa.concat_tables(b) for id, b in parts.items()}
             if not writer.is_closing():
-                writer.write(encode_frame(AdvanceUpper(updates, ids, upper)))
+                writer.write(encode_frame(AdvanceUpper(by_worker[w], ids, upper)))
         replica.in_flight.append(upper)
 
     def _stepped(self, replica: Replica, message: Stepped) -> None:
@@ -667,6 +673,16 @@ class ComputeController:
             writer = None if replica is None or replica.syncing else replica.writers.get(worker)
             if writer is not None and not writer.is_closing():
                 writer.write(encode_frame(FastPeeks(peeks)))
+
+
+def _merged_updates(advances: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    """One worker's updates of several advances, per collection in the order written (each
+    update keeps its time)."""
+    parts: dict[str, list[pa.Table]] = {}
+    for updates in advances:
+        for id, batch in updates.items():
+            parts.setdefault(id, []).append(batch)
+    return {id: b[0] if len(b) == 1 else pa.concat_tables(b) for id, b in parts.items()}
 
 
 def _merge_parts(parts: list[pa.Table]) -> pa.Table:
