@@ -88,6 +88,11 @@ def _two_arrays(kernel: str, result: SqlType | None = None):
             b = _coerce(b, a.type, ctx)
         _array_arg(kernel, [a, b], 0, ctx)
         _array_arg(kernel, [a, b], 1, ctx)
+        if a.type != b.type and a.type.element.kind is b.type.element.kind:
+            # One array type but for the elements' type modifiers (varchar(5)[] and varchar[]):
+            # PostgreSQL's types are the same; compare as the unmodified type.
+            plain = array_of(SqlType(a.type.element.kind))
+            a, b = _coerce(a, plain, ctx), _coerce(b, plain, ctx)
         if a.type != b.type:
             if result is BOOL:
                 # @> <@ && are anyarray operators: one array type on both sides.
