@@ -340,8 +340,7 @@ class Worker:
                 groups.setdefault((plan.source, plan.key), []).append(peek)
         found: dict[str, pa.Table] = {}
         for (source, key), peeks in groups.items():
-            index = self.dataflows.get(source)
-            arrangement = None if index is None or index.dataflow is None else index.dataflow.arrangement()
+            arrangement = self._index_arrangement(source)
             if len(peeks) < 2 or arrangement is None:
                 continue
             try:
@@ -400,10 +399,14 @@ class Worker:
             return failed(self._out_of_memory())
         return PeekResult(peek.id, self.index, output, None)
 
+    def _index_arrangement(self, id: str) -> Arrangement | None:
+        """The arrangement of index `id` here, if it runs here and has not failed."""
+        index = self.dataflows.get(id)
+        return None if index is None or index.dataflow is None else index.dataflow.arrangement()
+
     def _lookup(self, id: str, key: tuple[int, ...], keys: pa.Table, as_of: int) -> pa.Table:
         """The rows of index `id` with one of `keys`, as of `as_of`."""
-        index = self.dataflows.get(id)
-        arrangement = None if index is None or index.dataflow is None else index.dataflow.arrangement()
+        arrangement = self._index_arrangement(id)
         if arrangement is None:  # not an arranged index here: its contents, arranged for this read
             arrangement = Arrangement(key)  # (the chain need not re-check the keys: see fast_peek)
             arrangement.insert(self.collections[id].contents_from(as_of))

@@ -410,16 +410,8 @@ class ScalarLowerer:
             fn = "like" if isinstance(node, exp.Like) else "ilike"
             if isinstance(node.expression, (exp.Any, exp.All)):
                 return self._like_quantified(node, fn)
-            subject = self.lower(node.this)
-            if subject.type.kind is not TypeKind.BPCHAR:  # LIKE sees character(n)'s padding
-                subject = self.text_arg(node.this, fn)
-            pattern = self.text_arg(node.expression, fn)
-            if isinstance(pattern, Literal) and isinstance(pattern.value, str) and \
-                    (len(pattern.value) - len(pattern.value.rstrip("\\"))) % 2:
-                raise SqlError("22025", "LIKE pattern must not end with escape character")
-            call = Call(fn, (subject, pattern), BOOL)
-            # sqlglot marks `NOT LIKE`, `!~~` and `!~~*` with a flag instead of wrapping in NOT.
-            return Call("not", (call,), BOOL) if node.args.get("negate") else call
+            return _like_call(fn, self._like_subject(node, fn), self.text_arg(node.expression, fn),
+                              bool(node.args.get("negate")))
         if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
             if node.args.get("flag") is not None:
                 raise unsupported("regular expression flags")
@@ -602,15 +594,18 @@ class ScalarLowerer:
             raise unsupported(f"JSON path {node.sql(dialect='postgres')}")
         return self.lower(node)
 
+    def _like_subject(self, node: exp.Expression, fn: str) -> ScalarExpr:
+        subject = self.lower(node.this)
+        # LIKE sees character(n)'s padding; other operands are read as text.
+        return subject if subject.type.kind is TypeKind.BPCHAR else self.text_arg(node.this, fn)
+
     def _like_quantified(self, node: exp.Expression, fn: str) -> ScalarExpr:
         """`s [NOT] LIKE ANY (array)` / `LIKE ALL`, and ILIKE, over a constant array: the
         element patterns' LIKEs joined by OR (ANY) or AND (ALL), which are PostgreSQL's
         three-valued answers (true if some LIKE is, NULL if none is but one is NULL, else false;
         ANY of no pattern is false, ALL true; a NULL array gives NULL)."""
         kind = "ANY" if isinstance(node.expression, exp.Any) else "ALL"
-        subject = self.lower(node.this)
-        if subject.type.kind is not TypeKind.BPCHAR:  # LIKE sees character(n)'s padding
-            subject = self.text_arg(node.this, fn)
+        subject = self._like_subject(node, fn)
         arr = self.lower(node.expression.this)
         if arr.type.kind is TypeKind.UNKNOWN:
             arr = coerce(arr, array_of(TEXT), self.ctx)
@@ -627,12 +622,9 @@ class ScalarLowerer:
         if folded.value is None:
             return Literal(None, BOOL)
         from dataflow import arrays
-        calls: list[ScalarExpr] = []
-        for pattern in arrays.read(folded.value, TEXT) if isinstance(folded.value, str) else folded.value:
-            if isinstance(pattern, str) and (len(pattern) - len(pattern.rstrip("\\"))) % 2:
-                raise SqlError("22025", "LIKE pattern must not end with escape character")
-            call = Call(fn, (subject, Literal(pattern, TEXT)), BOOL)
-            calls.append(Call("not", (call,), BOOL) if node.args.get("negate") else call)
+        negate = bool(node.args.get("negate"))
+        calls = [_like_call(fn, subject, Literal(pattern, TEXT), negate)
+                 for pattern in (arrays.read(folded.value, TEXT) if isinstance(folded.value, str) else folded.value)]
         if not calls:
             return Literal(kind == "ALL", BOOL)
         out = calls[0]
@@ -1066,6 +1058,17 @@ def bpchar_as_text(items: list[ScalarExpr], ctx) -> list[ScalarExpr]:
             e = coerce(e, SqlType(TypeKind.BPCHAR), ctx)
         return coerce(e, TEXT, ctx)
     return [as_text(e) for e in items]
+
+
+def _like_call(fn: str, subject: ScalarExpr, pattern: ScalarExpr, negate: bool) -> ScalarExpr:
+    """`subject [NOT] LIKE|ILIKE pattern`; a constant pattern ending in its escape character is
+    22025, as in PostgreSQL. (sqlglot marks `NOT LIKE`, `!~~` and `!~~*` with a flag instead of
+    wrapping them in NOT.)"""
+    if isinstance(pattern, Literal) and isinstance(pattern.value, str) and \
+            (len(pattern.value) - len(pattern.value.rstrip("\\"))) % 2:
+        raise SqlError("22025", "LIKE pattern must not end with escape character")
+    call = Call(fn, (subject, pattern), BOOL)
+    return Call("not", (call,), BOOL) if negate else call
 
 
 def _as_in_list(x: ScalarExpr, arr: ScalarExpr, fn: str, kind: str) -> ScalarExpr | None:
