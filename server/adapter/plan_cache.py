@@ -3,7 +3,7 @@
 Every execution of a prepared statement is planned from its text with the parameters as
 constants, which for a point read is most of environmentd's work. A SELECT whose parameters
 only pin columns (`... WHERE customer = $1 AND region = $2`, at the top level of its WHERE)
-plans to the same plan for every non-NULL value but for those constants, so a session keeps
+plans to the same plan for every non-NULL value but for those constants, so the server keeps
 the plan with holes where they were, and later executions (of any session) fill the holes in
 instead of parsing and planning.
 
@@ -249,6 +249,3 @@ class PreparedPlans:
         self._entries[key] = template
         if len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
-
-    def clear(self) -> None:
-        self._entries.clear()
