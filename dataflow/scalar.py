@@ -322,12 +322,14 @@ def _compare_with_literal(expr: Call, args: list[Evaluator]) -> Evaluator | None
     return lambda tbl: fn(_arr(left(tbl)), scalar)
 
 
-def _arith(op: str) -> Callable:
+def _arith(op: str, rounds: bool = False) -> Callable:
+    """`rounds`: the numeric product of a rounded quotient (`mul_rounded`, see
+    planner.scalar.rounds_product), rounded to the result's scale instead of refused."""
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
         a, b = vals
         out = expr.type
         if out.kind is TypeKind.NUMERIC:
-            return _decimal_arith(op, a, b, out)
+            return _decimal_arith(op, a, b, out, rounds)
         if out.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
             a, b = a.cast(pa.float64()), b.cast(pa.float64())
         elif out.is_integer:
@@ -384,9 +386,10 @@ _OP_SIGNS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%"}
 
 
 def _exact(op: str, a: pa.Array, b: pa.Array, exact: np.ndarray, valid: np.ndarray, scale: int,
-           out: SqlType) -> None:
+           out: SqlType, rounds: bool = False) -> None:
     """An exact result (unscaled at `scale`) going into unconstrained numeric must fit it
-    exactly: 22003 naming the first value and its operands otherwise, never a rounded value."""
+    exactly: 22003 naming the first value and its operands otherwise, never a rounded value
+    (unless `rounds`: then only its integer digits must fit)."""
     if out.scale is not None:
         return
 
@@ -394,7 +397,8 @@ def _exact(op: str, a: pa.Array, b: pa.Array, exact: np.ndarray, valid: np.ndarr
         return (f"{unscaled_text(int(exact[i]), scale)} (the result of {_operand_text(a, i)} "
                 f"{_OP_SIGNS[op]} {_operand_text(b, i)})")
     exact = np.where(valid, exact, 0)
-    check_exact_rescale(exact, scale, out.effective_scale, describe)
+    if not rounds:
+        check_exact_rescale(exact, scale, out.effective_scale, describe)
     check_unconstrained_range(exact, valid, scale, describe)
 
 
@@ -404,10 +408,10 @@ def _operand_text(arr: pa.Array, i: int) -> str:
     return str(arr[i].as_py())
 
 
-def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
+def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType, rounds: bool = False) -> pa.Array:
     if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
         a, b = cast_array(a, out), cast_array(b, out)
-    fast = _decimal_arith_i64(op, a, b, out)
+    fast = _decimal_arith_i64(op, a, b, out, rounds)
     if fast is not None:
         return fast
     va, oka = to_unscaled(a)
@@ -423,7 +427,7 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
         r = rescale(exact, common, s)
     elif op == "mul":
         # The exact product must fit unconstrained numeric's 16 + 22 digits.
-        _exact(op, a, b, va * vb, valid, sa + sb, out)
+        _exact(op, a, b, va * vb, valid, sa + sb, out, rounds)
         r = rescale(va * vb, sa + sb, s)
     elif op == "div":
         zero = (vb == 0) & valid
@@ -451,7 +455,8 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array:
     return from_unscaled(r, valid, s, out.precision or 38)
 
 
-def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Array | None:
+def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType,
+                       rounds: bool = False) -> pa.Array | None:
     """The common case: every unscaled value and intermediate fits in int64. Returns None (and
     the exact Python-int path takes over) when anything would overflow."""
     ua, ub = to_unscaled_i64(a), to_unscaled_i64(b)
@@ -469,7 +474,7 @@ def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType) -> pa.Ar
             r = rescale_i64(r, common, s)
         elif op == "mul":
             product = _checked(pc.multiply_checked, va, vb)
-            _exact(op, a, b, product, valid, sa + sb, out)
+            _exact(op, a, b, product, valid, sa + sb, out, rounds)
             r = rescale_i64(product, sa + sb, s)
         else:
             if ((vb == 0) & valid).any():
@@ -901,6 +906,7 @@ def _deferred_error(vals: list[pa.Array], expr: Call) -> pa.Array:
 _FUNCS: dict[str, Callable] = {
     "deferred_error": _deferred_error,
     "add": _arith("add"), "sub": _arith("sub"), "mul": _arith("mul"), "div": _arith("div"),
+    "mul_rounded": _arith("mul", rounds=True),
     "mod": _arith("mod"), "neg": _unary("neg"), "abs": _unary("abs"),
     "eq": _compare(pc.equal), "neq": _compare(pc.not_equal), "lt": _compare(pc.less),
     "lte": _compare(pc.less_equal), "gt": _compare(pc.greater), "gte": _compare(pc.greater_equal),

@@ -13,8 +13,8 @@ from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, 
                            Reduce, Threshold, TopK, Window, WindowFrame, children, through_stateless)
 from planner.statements import Finishing
 
-_INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/", "mod": "%", "eq": "=", "neq": "!=",
-          "lt": "<", "lte": "<=", "gt": ">", "gte": ">=", "concat": "||", "like": "like",
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "mul_rounded": "*", "div": "/", "mod": "%", "eq": "=",
+          "neq": "!=", "lt": "<", "lte": "<=", "gt": ">", "gte": ">=", "concat": "||", "like": "like",
           "ilike": "ilike", "and": "AND", "or": "OR"}
 
 

@@ -51,6 +51,25 @@ def is_aggregate(node: exp.Expression) -> bool:
 
 _ARITH = {exp.Add: ("add", "+"), exp.Sub: ("sub", "-"), exp.Mul: ("mul", "*"),
           exp.Div: ("div", "/"), exp.Mod: ("mod", "%")}
+# Numeric results PostgreSQL rounds itself (quotients, averages, roots, logarithms, powers).
+_ROUNDED_RESULTS = (exp.Div, exp.Avg, exp.Stddev, exp.StddevPop, exp.StddevSamp, exp.Variance,
+                    exp.VariancePop, exp.Sqrt, exp.Cbrt, exp.Ln, exp.Log, exp.Exp, exp.Pow)
+
+
+def rounds_product(left: exp.Expression, right: exp.Expression) -> bool:
+    """A numeric product is rounded to unconstrained numeric's 16 fractional digits, instead of
+    refused, when a factor is computed from a rounded result: that factor already differs from
+    PostgreSQL's exact value by rounding, so one more rounding adds a difference of the same
+    size. A product of exact values that needs more digits is still refused (22003).
+
+    >>> rounds_product(exp.maybe_parse("0.2"), exp.maybe_parse("avg(x)"))
+    True
+    >>> rounds_product(exp.maybe_parse("0.2"), exp.maybe_parse("x + 1"))
+    False
+    """
+    return any(node.find(*_ROUNDED_RESULTS) is not None for node in (left, right))
+
+
 _CMP = {exp.EQ: ("eq", "="), exp.NEQ: ("neq", "<>"), exp.LT: ("lt", "<"), exp.LTE: ("lte", "<="),
         exp.GT: ("gt", ">"), exp.GTE: ("gte", ">=")}
 _INT4_MIN, _INT4_MAX = -(2 ** 31), 2 ** 31 - 1
@@ -354,7 +373,8 @@ class ScalarLowerer:
             return Call(name, (left, right), BOOL)
         for cls, (fn, sym) in _ARITH.items():
             if type(node) is cls:
-                return self.arith(fn, sym, self.lower(node.this), self.lower(node.expression))
+                rounded = fn == "mul" and rounds_product(node.this, node.expression)
+                return self.arith(fn, sym, self.lower(node.this), self.lower(node.expression), rounded)
         if isinstance(node, (*_CMP, exp.NullSafeEQ, exp.NullSafeNEQ)) and \
                 (_row_items(node.this) is not None or _row_items(node.expression) is not None):
             return self._row_compare(node)
@@ -767,7 +787,8 @@ class ScalarLowerer:
             out = If(cond, res, out, t)
         return out
 
-    def arith(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr) -> ScalarExpr:
+    def arith(self, fn: str, sym: str, l: ScalarExpr, r: ScalarExpr, rounded: bool = False) -> ScalarExpr:
+        """`rounded`: a numeric product may round (`rounds_product`)."""
         ctx = self.ctx
         lu, ru = l.type.kind is TypeKind.UNKNOWN, r.type.kind is TypeKind.UNKNOWN
         if (lu and _datetime_like(r.type)) or (ru and _datetime_like(l.type)) or \
@@ -789,6 +810,8 @@ class ScalarLowerer:
             raise _no_op(sym, l.type, r.type)  # PostgreSQL has no % for floating point
         if t.kind is TypeKind.NUMERIC:
             t = NUMERIC  # numeric arithmetic yields unconstrained numeric, as in PostgreSQL
+            if rounded:
+                fn = "mul_rounded"
         return Call(fn, (coerce(l, t, ctx), coerce(r, t, ctx)), t)
 
     def _bpchar_as_text(self, items: list[ScalarExpr]) -> list[ScalarExpr]:

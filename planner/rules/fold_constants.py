@@ -47,8 +47,8 @@ _STABLE_WITH_TIMESTAMPTZ = frozenset({"date_trunc", "extract", "date_part"})
 # Operators (all STRICT in PostgreSQL): with a NULL constant operand the result is NULL, whatever
 # the other operand, and PostgreSQL's planner folds it so without evaluating that operand:
 # `WHERE 1.5 / c < NULL` is never true and never divides.
-_STRICT_OPERATORS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "sub", "mul", "div",
-                               "mod", "neg", "concat", "like", "ilike", "not_like", "not_ilike",
+_STRICT_OPERATORS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "sub", "mul", "mul_rounded",
+                               "div", "mod", "neg", "concat", "like", "ilike", "not_like", "not_ilike",
                                "regex_match",
                                # the array functions and operators PostgreSQL declares STRICT
                                # (array_cat, array_append, array_position, ... are not)

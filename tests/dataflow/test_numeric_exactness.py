@@ -118,6 +118,25 @@ def test_products_sums_and_casts_into_unconstrained_numeric_are_exact_or_refused
     assert e.sqlstate == "22003"
 
 
+def test_products_of_rounded_factors_round_half_away_from_zero():
+    """`mul_rounded` (a factor computed from a quotient: planner.scalar.rounds_product) rounds
+    the exact product to 16 digits, both through int64 and through Python ints; its integer
+    digits are still checked."""
+    a, b = ColumnRef(0, NUMERIC), ColumnRef(1, NUMERIC)
+    rng = random.Random(7)
+    rows = [(Decimal("0.2"), Decimal("2.3333333333333333")), (Decimal("-0.5"), Decimal("0.0000000000000001")),
+            (Decimal("0.5"), Decimal("0.0000000000000001")), (None, Decimal(1)), (Decimal("3"), Decimal("7.5"))]
+    rows += [(Decimal(rng.randint(-10 ** 9, 10 ** 9)).scaleb(-rng.randint(0, 16)),
+              Decimal(rng.randint(-10 ** 15, 10 ** 15)).scaleb(-16)) for _ in range(200)]
+    got = ev(Call("mul_rounded", (a, b), NUMERIC), rows, [NUMERIC, NUMERIC])
+    q = Decimal(1).scaleb(-16)
+    want = [None if x is None or y is None else (x * y).quantize(q, rounding="ROUND_HALF_UP") for x, y in rows]
+    assert got == want
+    assert got[:3] == [Decimal("0.4666666666666667"), Decimal("-0.0000000000000001"), Decimal("0.0000000000000001")]
+    big = [(Decimal("1" + "0" * 15), Decimal("1" + "0" * 15))]  # 31 integer digits
+    assert err(lambda: ev(Call("mul_rounded", (a, b), NUMERIC), big, [NUMERIC, NUMERIC])).sqlstate == "22003"
+
+
 def test_numeric_p_s_overflow_has_postgres_detail():
     assert field_overflow(3, 3).detail == ("A field with precision 3, scale 3 must round to an absolute value "
                                            "less than 1.")
