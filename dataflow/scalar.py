@@ -40,7 +40,7 @@ from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, time_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.types import NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
+from dataflow.types import BOOL, NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
 
 Evaluator = Callable[[pa.Table], pa.Array]
 
@@ -180,6 +180,8 @@ def _compile_call(expr: Call) -> Evaluator:
     func = expr.func
     if func == "mz_now":
         return lambda tbl: _arr(tbl.column("time")).cast(pa.int64())
+    if func == "in_array":
+        return _compile_in_array(expr)
     impl = _FUNCS.get(func)
     if impl is None:
         from dataflow.functions import KERNELS  # the function library (imports this module)
@@ -246,7 +248,8 @@ def check_calendar_range(arr: pa.Array) -> None:
 
 # Calls that cannot raise an error on any input (their arguments may).
 _NEVER_FAIL = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "and", "or", "not", "is_null", "is_not_null",
-                         "is_true", "is_false", "is_distinct_from", "is_not_distinct_from", "coalesce"})
+                         "is_true", "is_false", "is_distinct_from", "is_not_distinct_from", "coalesce",
+                         "in_array"})
 
 
 def may_fail(e: ScalarExpr) -> bool:
@@ -884,6 +887,14 @@ def _compile_in_literals(expr: Call) -> Evaluator:
         return pc.if_else(null_mask, pa.scalar(None, pa.bool_()), found)
 
     return run
+
+
+def _compile_in_array(expr: Call) -> Evaluator:
+    """`in_array(x, constant array)`: x = ANY (the array), as `x IN (its elements)`."""
+    x, arr = expr.args
+    element = arr.type.element
+    values = arrays.read(arr.value, element)
+    return _compile_in_literals(Call("in_list", (x,) + tuple(Literal(v, element) for v in values), BOOL))
 
 
 def _in_list(vals: list[pa.Array], expr: Call) -> pa.Array:

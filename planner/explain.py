@@ -41,6 +41,8 @@ def render_scalar(e: ScalarExpr) -> str:
             return f"({args[0]}) IS NOT NULL"
         if e.func == "in_list":
             return f"({args[0]} IN ({', '.join(args[1:])}))"
+        if e.func == "in_array":
+            return f"({args[0]} = ANY ({args[1]}))"
         return f"{e.func}({', '.join(args)})"
     if isinstance(e, Cast):
         return f"{render_scalar(e.arg)}::{e.type.name}"

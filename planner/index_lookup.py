@@ -19,6 +19,7 @@ from dataclasses import replace
 from itertools import product
 
 from catalog.items import CatalogItem, CatalogReader, ItemKind
+from dataflow import arrays
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
 from dataflow.plan import Filter, Get, IndexLookup, Map, Plan, Project
 from dataflow.types import TypeKind
@@ -46,6 +47,11 @@ def _pinned_values(preds: tuple[ScalarExpr, ...]) -> dict[int, list]:
                 and p.args[0].type.kind is not TypeKind.INTERVAL \
                 and all(isinstance(v, Literal) and v.value is not None for v in p.args[1:]):
             pinned[p.args[0].index] = list(dict.fromkeys(v.value for v in p.args[1:]))
+        elif p.func == "in_array" and isinstance(p.args[0], ColumnRef) \
+                and p.args[0].type.kind is not TypeKind.INTERVAL:
+            values = arrays.read(p.args[1].value, p.args[1].type.element)
+            if None not in values:
+                pinned[p.args[0].index] = list(dict.fromkeys(values))
     return pinned
 
 

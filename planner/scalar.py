@@ -1095,18 +1095,17 @@ def _like_call(fn: str, subject: ScalarExpr, pattern: ScalarExpr, negate: bool) 
 
 
 def _as_in_list(x: ScalarExpr, arr: ScalarExpr, fn: str, kind: str) -> ScalarExpr | None:
-    """`x = ANY (constant array)` as `x IN (its elements)`, and `x <> ALL (constant array)` as
-    `NOT (x IN (...))`: the same three-valued answers (PostgreSQL defines IN by = ANY), but one
+    """`x = ANY (constant array)` as `in_array(x, array)`, and `x <> ALL (constant array)` as
+    `NOT in_array(...)`: the same three-valued answers (PostgreSQL defines IN by = ANY), but one
     hash-set test per row instead of one comparison per row and element, and a lookup when x
-    is an indexed key (`DELETE ... WHERE id = ANY($1)` with thousands of ids)."""
+    is an indexed key (`DELETE ... WHERE id = ANY($1)` with thousands of ids). The array stays
+    one literal: a plan holding thousands of element nodes costs every rule a walk over them."""
     if not (isinstance(arr, Literal) and isinstance(arr.value, str)):
         return None
     if (kind, fn) not in (("ANY", "eq"), ("ALL", "neq")):
         return None
     from dataflow import arrays
-    element = arr.type.element
-    values = arrays.read(arr.value, element)
-    if not values:  # = ANY ('{}') is false and <> ALL ('{}') true, whatever x is
+    if not arrays.split(arr.value):  # = ANY ('{}') is false and <> ALL ('{}') true, whatever x is
         return Literal(kind == "ALL", BOOL)
-    listed = Call("in_list", (x,) + tuple(Literal(v, element) for v in values), BOOL)
+    listed = Call("in_array", (x, arr), BOOL)
     return listed if kind == "ANY" else Call("not", (listed,), BOOL)

@@ -50,6 +50,8 @@ _STABLE_WITH_TIMESTAMPTZ = frozenset({"date_trunc", "extract", "date_part"})
 _STRICT_OPERATORS = frozenset({"eq", "neq", "lt", "lte", "gt", "gte", "add", "sub", "mul", "mul_rounded",
                                "div", "mod", "neg", "concat", "like", "ilike", "not_like", "not_ilike",
                                "regex_match",
+                               # x = ANY (a constant array that is not empty)
+                               "in_array",
                                # the array functions and operators PostgreSQL declares STRICT
                                # (array_cat, array_append, array_position, ... are not)
                                "array_length", "array_upper", "array_lower", "array_ndims", "cardinality",
