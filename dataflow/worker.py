@@ -386,15 +386,18 @@ class Worker:
                     if updates.num_rows:
                         updates = updates.filter(pa.array(compile_predicate(condition)(updates)))
                 rows = snapshot_at(updates, peek.as_of)
-            dataflow = Dataflow(plan.chain, peek.as_of, LocalExchange())
-            output = dataflow.step({plan.source: rows}, peek.as_of + 1)
+            if isinstance(plan.chain, Get):
+                output = rows  # no chain (`SELECT * FROM v`): the snapshot is the answer
+            else:
+                dataflow = Dataflow(plan.chain, peek.as_of, LocalExchange())
+                output = dataflow.step({plan.source: rows}, peek.as_of + 1)
+                if dataflow.errors:
+                    return failed(dataflow.errors[0])
         except SqlError as e:
             return failed(e)
         except Exception as e:  # an engine bug: fail this read, keep the replica serving
             log.exception("worker %d: peek %s failed", self.index, peek.id)
             return failed(SqlError(SqlState.INTERNAL_ERROR, f"internal error in peek {peek.id}: {type(e).__name__}: {e}"))
-        if dataflow.errors:
-            return failed(dataflow.errors[0])
         if self._over_memory_limit(held_before):
             return failed(self._out_of_memory())
         return PeekResult(peek.id, self.index, output, None)
