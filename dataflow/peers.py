@@ -166,9 +166,11 @@ class DataflowExchange:
     def shuffle(self, channel: str, batch: pa.Table, key: tuple[int, ...]) -> pa.Table:
         if self.worker_count == 1 or self._network is None:
             return batch
-        parts = partition(batch, key, self.worker_count)
-        got = self._network.exchange((self.key, self.step_number, channel), parts)
-        return concat(got)
+        # An empty part travels as None: pickling an empty table's schema costs more than the
+        # few rows a step usually moves (most of a small write's exchanges carry nothing).
+        parts = [p if p.num_rows else None for p in partition(batch, key, self.worker_count)]
+        got = [g for g in self._network.exchange((self.key, self.step_number, channel), parts) if g is not None]
+        return concat(got) if got else batch.slice(0, 0)
 
     def abort(self, error: SqlError) -> None:
         """This dataflow failed on this worker: fail it on the others too."""
