@@ -19,6 +19,10 @@ from typing import Callable
 log = logging.getLogger("slipstream.spark")
 
 
+_DRIVER_JAVA_OPTIONS = ("-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:ReservedCodeCacheSize=48m "
+                        "-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -Xms16m")
+
+
 def make_spark_session(master: str, app_name: str = "slipstream", extra_conf: dict[str, str] | None = None):
     """The one Spark session of this process (the embedded driver of environmentd)."""
     from pyspark.sql import SparkSession
@@ -34,7 +38,14 @@ def make_spark_session(master: str, app_name: str = "slipstream", extra_conf: di
                .config("spark.sql.shuffle.partitions", "4")
                .config("spark.task.maxFailures", "1")
                .config("spark.python.worker.reuse", "false")
-               .config("spark.driver.bindAddress", "0.0.0.0"))
+               .config("spark.driver.bindAddress", "0.0.0.0")
+               # The driver JVM only schedules the replicas' long-running tasks (the workers'
+               # data never passes through it): a small heap, the serial collector and the
+               # client compiler. Each worker is started directly, without pyspark's forking
+               # daemon, which would otherwise stay resident for the whole run.
+               .config("spark.driver.memory", "512m")
+               .config("spark.driver.extraJavaOptions", _DRIVER_JAVA_OPTIONS)
+               .config("spark.python.use.daemon", "false"))
     for k, v in (extra_conf or {}).items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()

@@ -24,17 +24,23 @@ def descendants(pid: int) -> list[int]:
 
 
 def dataflow_worker_pids(server_pid: int) -> list[int]:
-    """Spark's forked Python workers: pyspark.daemon processes whose parent is the daemon."""
-    daemons = set()
+    """Spark's Python workers: `python -m pyspark.worker` processes (Slipstream starts them
+    without pyspark's forking daemon), or, under a daemon, the daemon's forked children."""
+    workers, daemons = [], set()
     for pid in descendants(server_pid):
         try:
-            if b"pyspark.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                daemons.add(pid)
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-    workers = []
+        if b"pyspark.worker" in cmdline and b"pyspark.daemon" not in cmdline:
+            workers.append(pid)
+        elif b"pyspark.daemon" in cmdline:
+            daemons.add(pid)
     for pid in daemons:
-        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        try:
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
         if ppid in daemons:
             workers.append(pid)
     return workers
