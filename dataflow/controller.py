@@ -45,6 +45,10 @@ log = logging.getLogger("slipstream.compute")
 # Table advances a replica's workers may have been sent and not yet applied; later ones are
 # held and merged (see ComputeController.advance).
 MAX_ADVANCES_IN_FLIGHT = 2
+# A table advance with at most this many rows goes whole to every worker (`AdvanceUpper.whole`):
+# each keeps its own part, and a dataflow's first exchange of those rows becomes a local
+# partition instead of a round between the workers.
+WHOLE_ADVANCE_MAX_ROWS = 1024
 REPLICA_START_SECONDS = 300  # how long a replica's workers may take to connect
 
 
@@ -105,11 +109,10 @@ class Replica:
     status_changed: float = field(default_factory=time.time)  # when it last went online or offline
     # Flow control of table advances (see ComputeController.advance): the uppers of the
     # AdvanceUppers sent that some worker has not acknowledged yet, each worker's last
-    # acknowledged one, and those held back meanwhile (per worker: its parts of the updates,
-    # the ids, the upper), to go as one.
+    # acknowledged one, and those held back meanwhile, to go as one.
     in_flight: deque = field(default_factory=deque)
     stepped: dict[int, int] = field(default_factory=dict)
-    held: list[tuple[dict[int, dict[str, pa.Table]], tuple[str, ...], int]] = field(default_factory=list)
+    held: list["_Advance"] = field(default_factory=list)
 
     def busy(self) -> bool:
         """Whether the workers have as many advances to apply as they may be sent (one being
@@ -523,18 +526,18 @@ class ComputeController:
             if id in self.collections:
                 types, _ = self.collections[id]
                 self.collections[id] = (types, upper)
+        whole = sum(b.num_rows for b in updates.values()) <= WHOLE_ADVANCE_MAX_ROWS
         split: dict[int, dict[int, dict[str, pa.Table]]] = {}
         for replica in self.replicas.values():
             if replica.syncing:
                 continue  # it imports these from persist at the new uppers
-            if replica.workers not in split:
-                if replica.workers == 1:
-                    split[1] = {0: dict(updates)}
-                else:
-                    cut = {id: partition(batch, tuple(range(batch.num_columns - 2)), replica.workers)
-                           for id, batch in updates.items()}
-                    split[replica.workers] = {w: {id: p[w] for id, p in cut.items()} for w in range(replica.workers)}
-            replica.held.append((split[replica.workers], ids, upper))
+            if replica.workers == 1 or whole:
+                replica.held.append(_Advance({w: dict(updates) for w in range(replica.workers)}, ids, upper,
+                                             whole=replica.workers > 1))
+            else:
+                if replica.workers not in split:
+                    split[replica.workers] = _split(updates, replica.workers)
+                replica.held.append(_Advance(split[replica.workers], ids, upper))
             if not replica.busy():
                 self._release_held(replica)
 
@@ -543,23 +546,27 @@ class ComputeController:
         if not replica.held:
             return
         held, replica.held = replica.held, []
-        ids = tuple(dict.fromkeys(id for _, some, _ in held for id in some))
-        upper = held[-1][2]
+        ids = tuple(dict.fromkeys(id for a in held for id in a.ids))
+        upper = held[-1].upper
+        whole = all(a.whole for a in held)
+        if not whole:  # (whole and split advances merge as split ones)
+            held = [_Advance(_split(a.by_worker[0], replica.workers), a.ids, a.upper) if a.whole else a
+                    for a in held]
         try:
-            merged = {w: _merged_updates([by_worker[w] for by_worker, _, _ in held]) for w in replica.writers}
+            merged = {w: _merged_updates([a.by_worker[w] for a in held]) for w in replica.writers}
         except pa.ArrowInvalid:  # (batches of one table that do not concatenate: one by one)
             log.exception("advances to %d could not be merged; sending them one by one", upper)
-            for by_worker, some, at in held:
-                self._send_advance(replica, by_worker, some, at)
+            for a in held:
+                self._send_advance(replica, a)
             return
-        self._send_advance(replica, merged, ids, upper)
+        self._send_advance(replica, _Advance(merged, ids, upper, whole))
 
-    def _send_advance(self, replica: Replica, by_worker: dict[int, dict[str, pa.Table]],
-                      ids: tuple[str, ...], upper: int) -> None:
+    def _send_advance(self, replica: Replica, advance: "_Advance") -> None:
         for w, writer in replica.writers.items():
             if not writer.is_closing():
-                writer.write(encode_frame(AdvanceUpper(by_worker[w], ids, upper)))
-        replica.in_flight.append(upper)
+                writer.write(encode_frame(AdvanceUpper(advance.by_worker[w], advance.ids, advance.upper,
+                                                       advance.whole)))
+        replica.in_flight.append(advance.upper)
 
     def _stepped(self, replica: Replica, message: Stepped) -> None:
         replica.acknowledge(message.worker, message.upper)
@@ -673,6 +680,24 @@ class ComputeController:
             writer = None if replica is None or replica.syncing else replica.writers.get(worker)
             if writer is not None and not writer.is_closing():
                 writer.write(encode_frame(FastPeeks(peeks)))
+
+
+@dataclass
+class _Advance:
+    """A table advance for one replica: per worker, the updates it gets (`whole`: every worker
+    gets all of them and keeps its own part), the ids advanced, the new upper."""
+
+    by_worker: dict[int, dict[str, pa.Table]]
+    ids: tuple[str, ...]
+    upper: int
+    whole: bool = False
+
+
+def _split(updates: dict[str, pa.Table], workers: int) -> dict[int, dict[str, pa.Table]]:
+    """Each worker's part of `updates`: rows by the hash of their columns, as the workers split
+    a whole advance (`Worker._own_part`)."""
+    cut = {id: partition(batch, tuple(range(batch.num_columns - 2)), workers) for id, batch in updates.items()}
+    return {w: {id: p[w] for id, p in cut.items()} for w in range(workers)}
 
 
 def _merged_updates(advances: list[dict[str, pa.Table]]) -> dict[str, pa.Table]:

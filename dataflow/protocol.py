@@ -49,6 +49,10 @@ class AdvanceUpper:
     updates: dict[str, pa.Table]
     ids: tuple[str, ...]
     upper: int
+    # The updates are the whole of the write, the same on every worker (a small one): each
+    # worker keeps its own part (`Worker._own_part`), and may feed the whole to a dataflow's
+    # first exchange, which then partitions it locally instead of exchanging.
+    whole: bool = False
 
 
 @dataclass

@@ -217,15 +217,17 @@ class Dataflow:
     def errors(self) -> list[SqlError]:
         return self._rt.errors
 
-    def step(self, inputs: dict[str, pa.Table], upper: int, quiet: frozenset[str] = frozenset()) -> pa.Table:
+    def step(self, inputs: dict[str, pa.Table], upper: int, quiet: frozenset[str] = frozenset(),
+             whole: dict[str, pa.Table] | None = None) -> pa.Table:
         """Feed each input's updates at times < upper; return this worker's consolidated output
         for times < upper. `quiet`: inputs that changed on no worker since the last step (the
         caller must name the same ones on every worker); operators reading only those skip the
-        step."""
+        step. `whole`: inputs whose updates of this step every worker holds whole (named alike
+        on every worker; `inputs` holds this worker's part of each)."""
         for id in quiet:
             if id in inputs and inputs[id].num_rows:  # never drop an update
                 raise AssertionError(f"input {id} is said unchanged but has {inputs[id].num_rows} updates")
-        ctx = StepContext(inputs, upper, self._first, quiet)
+        ctx = StepContext(inputs, upper, self._first, quiet, whole or {})
         out = self.root.step(ctx)
         self._first = False
         self.upper = upper

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate, snapshot_at
+from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate, partition, snapshot_at
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
 from dataflow.plan import (Get, IndexLookup, LetRec, any_node, children, collections_read, mentions_mz_now,
@@ -122,6 +122,9 @@ class RunningDataflow:
     # An index or view that failed here: it computes nothing more (its dataflow is freed) but
     # its collection's upper keeps following its inputs (`Worker._step_failed`).
     failed: SqlError | None = None
+    # Per input fed by whole table writes since the last step: those writes' whole batches
+    # (`AdvanceUpper.whole`), or None once a write came split (see `Worker._whole_inputs`).
+    whole: dict[str, list[pa.Table] | None] = field(default_factory=dict)
 
 
 class Worker:
@@ -169,8 +172,12 @@ class Worker:
             for id in command.ids:
                 trace = self.collections.get(id)
                 if trace is not None:
-                    trace.append(command.updates.get(id), command.upper)
-                    self._feed(id, command.updates.get(id))
+                    batch = command.updates.get(id)
+                    own = self._own_part(batch) if command.whole and batch is not None else batch
+                    trace.append(own, command.upper)
+                    self._feed(id, own)
+                    if batch is not None:
+                        self._note_whole(id, batch if command.whole else None)
             self.clock_upper = max(self.clock_upper, command.upper)
             self._step_all()
             self._answer_peeks()
@@ -418,6 +425,44 @@ class Worker:
             return empty_batch(self.collections[id].types)
         return snapshot_at(found, as_of)
 
+    def _own_part(self, batch: pa.Table) -> pa.Table:
+        """This worker's part of a whole table write: the rows the controller would have sent it
+        (`controller._split`: by the hash of all their columns)."""
+        if self.count == 1:
+            return batch
+        return partition(batch, tuple(range(batch.num_columns - 2)), self.count)[self.index]
+
+    def _note_whole(self, id: str, whole: pa.Table | None) -> None:
+        """A table write to `id` arrived, whole (`whole`) or split (None): the same on every
+        worker, whatever part of it this one holds."""
+        for running in self.dataflows.values():
+            if id in running.pending:
+                seen = running.whole.get(id, [])
+                if seen is None or whole is None:
+                    running.whole[id] = None
+                else:
+                    if whole.num_rows:
+                        seen.append(whole)
+                    running.whole[id] = seen
+
+    def _whole_inputs(self, running: RunningDataflow, target: int) -> dict[str, pa.Table]:
+        """The inputs whose updates in this step every worker holds whole, and their whole
+        batches: those fed only whole writes since the last step, all of which this step
+        consumes. Decided from the commands alone, so every worker names the same ones. An
+        input whose updates are not all consumed keeps its state as split (None) until a step
+        consumes everything fed so far."""
+        out: dict[str, pa.Table] = {}
+        for id in list(running.whole):
+            trace = self.collections.get(id)
+            if trace is None or trace.upper > target:
+                running.whole[id] = None  # (some may be left for a later step)
+                continue
+            seen = running.whole.pop(id)
+            if seen and running.started:
+                # (consolidated as the parts are: see `_step`)
+                out[id] = seen[0] if len(seen) == 1 else consolidate(concat(seen))
+        return out
+
     def _feed(self, id: str, batch: pa.Table | None) -> None:
         if batch is None or batch.num_rows == 0:
             return
@@ -536,6 +581,7 @@ class Worker:
     def _step(self, running: RunningDataflow) -> None:
         command = running.command
         if running.failed is not None:
+            running.whole.clear()
             if all(id in self.collections for id in running.inputs):
                 target = self._input_upper(running)
                 if target > running.frontier:
@@ -571,6 +617,7 @@ class Worker:
             running.pending[id] = [rest] if rest.num_rows else []
         for id, (key, keys) in running.lookups.items():
             inputs[id] = self._lookup(id, key, keys, command.as_of)
+        whole = self._whole_inputs(running, target)
         errors: list[SqlError] = []
         for id in running.inputs:
             trace = self.collections.get(id)
@@ -587,7 +634,7 @@ class Worker:
         try:
             # An idle step runs nothing (no exchanges): its output is empty on every worker.
             output = empty_batch(output_types(command.plan)) if idle else \
-                running.dataflow.step(inputs, target, self._quiet_inputs(running))
+                running.dataflow.step(inputs, target, self._quiet_inputs(running), whole)
         except ConnectionError:
             raise  # a peer died: the whole replica restarts
         except DataflowAborted as e:  # it failed on another worker, which told every worker

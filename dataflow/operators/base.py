@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from dataflow.batch import DIFF, TIME, concat
+from dataflow.batch import DIFF, TIME, concat, partition
 from dataflow.errors import SqlError, SqlState
 from dataflow.exchange import Exchange
 
@@ -39,9 +39,17 @@ class Runtime:
 
     def shuffle_input(self, channel: str, input: "Operator", ctx: "StepContext", key: Sequence[int]) -> pa.Table:
         """`input`'s output in this step, shuffled by `key`; nothing, without stepping `input`
-        or exchanging, when its collections did not change on any worker (`Operator.quiet`)."""
+        or exchanging, when its collections did not change on any worker (`Operator.quiet`).
+        When every worker holds the whole of it (`Operator.step_whole`: a small table write
+        through Map/Filter/Project), each takes its own part of the whole: what the exchange
+        would have brought it, without the round between the workers."""
         if input.quiet(ctx):
             return input.schema.empty_table()
+        ex = self.exchange
+        if ctx.whole and ex.worker_count > 1:
+            whole = input.step_whole(ctx)
+            if whole is not None:
+                return partition(whole, tuple(key), ex.worker_count)[ex.worker_index]
         return self.shuffle(channel, input.step(ctx), key)
 
     def guarded(self, schema: pa.Schema, fn: Callable[[], pa.Table]) -> pa.Table:
@@ -64,6 +72,9 @@ class StepContext:
     # Input collections that changed on no worker since the last step (the same set on every
     # worker): an operator reading only these has nothing to do, and no exchange to make.
     quiet: frozenset[str] = frozenset()
+    # Input collections whose updates of this step every worker holds whole (the same batch on
+    # each; a small table write: `AdvanceUpper.whole`). `inputs` still holds each one's own part.
+    whole: dict[str, pa.Table] = field(default_factory=dict)
 
 
 class Operator:
@@ -77,6 +88,13 @@ class Operator:
         running it: not the first step, and none of the collections it reads changed
         anywhere. Every worker decides alike, so all skip the same exchanges."""
         return not ctx.first and self.reads is not None and self.reads <= ctx.quiet
+
+    def step_whole(self, ctx: StepContext) -> pa.Table | None:
+        """This step's output of the whole replica, the same on every worker, when it is a
+        row-by-row function of inputs every worker holds whole (`StepContext.whole`); None
+        otherwise, decided alike on every worker, before anything is computed. Called instead
+        of `step`, never as well."""
+        return None
 
     def step(self, ctx: StepContext) -> pa.Table:  # pragma: no cover - interface
         raise NotImplementedError

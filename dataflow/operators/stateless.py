@@ -28,7 +28,15 @@ class GetOp(Operator):
     rt: Runtime
 
     def step(self, ctx: StepContext) -> pa.Table:
-        b = ctx.inputs.get(self.id)
+        return self._conform(ctx.inputs.get(self.id))
+
+    def step_whole(self, ctx: StepContext) -> pa.Table | None:
+        whole = ctx.whole.get(self.id)
+        if whole is None:
+            return self.schema.empty_table() if self.id in ctx.quiet else None
+        return self._conform(whole)
+
+    def _conform(self, b: pa.Table | None) -> pa.Table:
         if b is None or b.num_rows == 0:
             return self.schema.empty_table()
         b = advance_times(b, self.rt.as_of)
@@ -64,6 +72,10 @@ class MapOp(Operator):
         b = self.input.step(ctx)
         return self.rt.guarded(self.schema, lambda: self._apply(b))
 
+    def step_whole(self, ctx: StepContext) -> pa.Table | None:
+        b = self.input.step_whole(ctx)
+        return None if b is None else self.rt.guarded(self.schema, lambda: self._apply(b))
+
     def _apply(self, b: pa.Table) -> pa.Table:
         if b.num_rows == 0:
             return self.schema.empty_table()
@@ -90,6 +102,12 @@ class FilterOp(Operator):
             b = self.rt.guarded(self.schema, lambda: self.temporal.apply(b, ctx.upper))
         return b
 
+    def step_whole(self, ctx: StepContext) -> pa.Table | None:
+        if self.temporal is not None:
+            return None
+        b = self.input.step_whole(ctx)
+        return None if b is None else self.rt.guarded(self.schema, lambda: self._apply(b))
+
     def _apply(self, b: pa.Table) -> pa.Table:
         # Predicates narrow the batch one after another, so `x <> 0` listed before `10 / x > 1`
         # protects the division.
@@ -105,7 +123,13 @@ class ProjectOp(Operator):
         self.input, self.columns, self.schema, self.rt = input, columns, schema, rt
 
     def step(self, ctx: StepContext) -> pa.Table:
-        b = self.input.step(ctx)
+        return self._apply(self.input.step(ctx))
+
+    def step_whole(self, ctx: StepContext) -> pa.Table | None:
+        b = self.input.step_whole(ctx)
+        return None if b is None else self._apply(b)
+
+    def _apply(self, b: pa.Table) -> pa.Table:
         cols = [b.column(i) for i in self.columns]
         return make_batch(cols, b[TIME], b[DIFF])
 

@@ -249,7 +249,12 @@ def run_dataflow(plan, types: dict[str, tuple], steps, workers: int):
             # Inputs without updates in this step are named quiet, as the worker names them:
             # operators reading only those skip the step (and their exchanges) on every worker.
             quiet = frozenset(i for i, u in ups.items() if not u)
-            futs = [pool.submit(df.step, per_worker[w], upper, quiet) for w, df in enumerate(dfs)]
+            # Every other step after the first, the workers also hold each changed input whole,
+            # as after a small table write (`AdvanceUpper.whole`): a first exchange becomes a
+            # local partition of the whole, which must give the same answers.
+            whole = {i: to_batch(u, types[i]) for i, u in ups.items() if u} \
+                if workers > 1 and len(outputs) % 2 == 1 else {}
+            futs = [pool.submit(df.step, per_worker[w], upper, quiet, whole) for w, df in enumerate(dfs)]
             step_out = []
             for f in futs:
                 b = f.result()

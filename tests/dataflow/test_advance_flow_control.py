@@ -5,7 +5,7 @@ own times, per collection in the order written."""
 from __future__ import annotations
 
 from dataflow.batch import batch_from_rows, rows_of
-from dataflow.controller import MAX_ADVANCES_IN_FLIGHT, Replica, _merged_updates
+from dataflow.controller import MAX_ADVANCES_IN_FLIGHT, Replica, _Advance, _merged_updates
 from dataflow.types import INT8, TEXT
 
 
@@ -32,6 +32,31 @@ def test_a_replica_is_busy_until_every_worker_has_applied_an_advance():
     assert list(replica.in_flight) == [6] and not replica.busy()
     replica.acknowledge(0, 6)
     assert not replica.in_flight
-    replica.held.append(({0: {}, 1: {}}, ("u1",), 7))
+    replica.held.append(_Advance({0: {}, 1: {}}, ("u1",), 7))
     replica.reset_flow()  # a restarted replica imports from persist: nothing held or in flight
     assert not replica.held and not replica.in_flight and not replica.stepped
+
+
+def test_a_whole_advance_splits_on_the_workers_as_the_controller_splits_a_large_one(tmp_path):
+    """Small writes go whole to every worker (`AdvanceUpper.whole`), which keeps its own part:
+    the rows the controller sends it when it splits a write itself."""
+    from hypothesis import given, settings, strategies as st
+
+    from dataflow.controller import _split
+    from dataflow.worker import Worker
+    from dataflow.types import FLOAT8
+
+    types = (INT8, TEXT, FLOAT8)
+    workers = [Worker(w, 3, tmp_path, None, lambda m: None) for w in range(3)]
+
+    @settings(max_examples=50, deadline=None)
+    @given(st.lists(st.tuples(st.one_of(st.none(), st.integers(-5, 5)), st.one_of(st.none(), st.text("ab", max_size=2)),
+                              st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5]))), max_size=30))
+    def check(rows):
+        batch = batch_from_rows(rows, types, 10)
+        parts = _split({"u1": batch}, 3)
+        for w, worker in enumerate(workers):
+            assert rows_of(worker._own_part(batch)) == rows_of(parts[w]["u1"])
+        assert sorted(map(repr, rows_of(batch))) == sorted(repr(r) for p in parts.values() for r in rows_of(p["u1"]))
+
+    check()
