@@ -63,7 +63,7 @@ def test_a_dataflow_failing_on_one_worker_fails_on_all_at_once(tmp_path):
     _on_all(workers, CreateDataflow("u1", COUNT, 0, "index"))
     _on_all(workers, CreateDataflow("u2", COUNT, 0, "index"))
 
-    def engine_bug(inputs, upper, quiet=frozenset()):
+    def engine_bug(inputs, upper, quiet=frozenset(), whole=None):
         raise RuntimeError("injected")
 
     workers[0].dataflows["u1"].dataflow.step = engine_bug
@@ -131,7 +131,7 @@ def test_a_reader_of_an_index_that_failed_on_one_worker_steps_on_both(tmp_path):
     reader = Reduce(Get("x", (INT8,)), (0,), (AggregateExpr("count_star", None, INT8),))
     _on_all(workers, CreateDataflow("y", reader, 1, "index"))
 
-    def engine_bug(inputs, upper, quiet=frozenset()):
+    def engine_bug(inputs, upper, quiet=frozenset(), whole=None):
         raise RuntimeError("injected")
 
     workers[0].dataflows["x"].dataflow.step = engine_bug
