@@ -531,7 +531,12 @@ class Worker:
             trace.append(None, target)
 
     def _report_failure(self, command: CreateDataflow, error: SqlError) -> None:
+        """A dataflow that could not start here. Its peers may have started it (an input this
+        worker found dropped when it came to import it, while a faster peer imported it first):
+        they are told, as for a failure in a step, so none waits in an exchange for this one."""
         self.history.append(f"failed {command.id}: {error.message[:80]}")
+        if self.network is not None and self.count > 1:
+            DataflowExchange(self.network, command.id, self.index, self.count, command.generation).abort(error)
         if command.sink == "peek":
             self.send(PeekResult(command.id, self.index, None, error))
         else:

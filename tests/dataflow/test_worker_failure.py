@@ -145,3 +145,24 @@ def test_a_reader_of_an_index_that_failed_on_one_worker_steps_on_both(tmp_path):
     # The reader stepped on both workers, and reports the index's error.
     errors = [e.message for o in _outputs(sent[0], "y") for e in o.errors]
     assert errors and "injected" in errors[0]
+
+
+def test_a_dataflow_one_worker_cannot_start_fails_on_the_others_too(tmp_path):
+    """A table dropped while the workers import it: the slower worker finds its shard gone and
+    has no collection, the faster one imported it first. A view over it created next starts on
+    the faster worker only; the slower one tells it, so it fails at once instead of waiting in
+    its first exchange for a peer that never steps it."""
+    from dataflow.plan import Get
+    from dataflow.worker import CollectionTrace
+
+    workers, sent = _replica(tmp_path)
+    t = (INT8,)
+    # (worker 1 imported the table; worker 0, importing it after the DROP, has none)
+    workers[1].collections["u1"] = CollectionTrace(t, 5)
+    view = Reduce(Get("u1", t), (0,), (AggregateExpr("count_star", None, INT8),))
+    _on_all(workers, CreateDataflow("v", view, 4, "persist"))
+    _on_all(workers, AdvanceUpper({}, ("u1",), 6))
+    for w in range(2):
+        assert _failed(workers[w], "v"), w
+        errors = [e.message for o in _outputs(sent[w], "v") for e in o.errors]
+        assert errors and "dropped" in errors[0], (w, errors)
