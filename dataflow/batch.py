@@ -322,6 +322,13 @@ def partition(batch: pa.Table, columns: Sequence[int], parts: int) -> list[pa.Ta
     return [taken.slice(bounds[i], bounds[i + 1] - bounds[i]) for i in range(parts)]
 
 
+def partition_rows(batch: pa.Table, parts: int) -> list[pa.Table]:
+    """Split a batch by the hash of all its row columns: where a table write's rows live on a
+    replica's workers, whether the controller splits the write or each worker takes its own
+    part of a whole one."""
+    return partition(batch, tuple(range(batch.num_columns - 2)), parts)
+
+
 def rows_of(batch: pa.Table) -> list[tuple]:
     """Row columns only, as Python tuples (for results at the edge of the system)."""
     names = row_names(batch)

@@ -30,7 +30,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import DIFF, TIME, concat, consolidate, empty_batch, partition
+from dataflow.batch import DIFF, TIME, concat, consolidate, empty_batch, partition_rows
 from dataflow.errors import SqlError, SqlState
 from dataflow.fast_peek import FastPeekPlan, fast_peek_plan, route
 from dataflow.plan import Plan, collections_read, output_types
@@ -694,9 +694,8 @@ class _Advance:
 
 
 def _split(updates: dict[str, pa.Table], workers: int) -> dict[int, dict[str, pa.Table]]:
-    """Each worker's part of `updates`: rows by the hash of their columns, as the workers split
-    a whole advance (`Worker._own_part`)."""
-    cut = {id: partition(batch, tuple(range(batch.num_columns - 2)), workers) for id, batch in updates.items()}
+    """Each worker's part of `updates` (`partition_rows`, as the workers split a whole advance)."""
+    cut = {id: partition_rows(batch, workers) for id, batch in updates.items()}
     return {w: {id: p[w] for id, p in cut.items()} for w in range(workers)}
 
 

@@ -50,7 +50,7 @@ class AdvanceUpper:
     ids: tuple[str, ...]
     upper: int
     # The updates are the whole of the write, the same on every worker (a small one): each
-    # worker keeps its own part (`Worker._own_part`), and may feed the whole to a dataflow's
+    # worker keeps its own part (`batch.partition_rows`), and may feed the whole to a dataflow's
     # first exchange, which then partitions it locally instead of exchanging.
     whole: bool = False
 

@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate, partition, snapshot_at
+from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate, partition_rows, snapshot_at
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
 from dataflow.plan import (Get, IndexLookup, LetRec, any_node, children, collections_read, mentions_mz_now,
@@ -173,7 +173,8 @@ class Worker:
                 trace = self.collections.get(id)
                 if trace is not None:
                     batch = command.updates.get(id)
-                    own = self._own_part(batch) if command.whole and batch is not None else batch
+                    own = partition_rows(batch, self.count)[self.index] if command.whole and batch is not None \
+                        else batch
                     trace.append(own, command.upper)
                     self._feed(id, own)
                     if batch is not None:
@@ -424,13 +425,6 @@ class Worker:
         if found.num_rows == 0:
             return empty_batch(self.collections[id].types)
         return snapshot_at(found, as_of)
-
-    def _own_part(self, batch: pa.Table) -> pa.Table:
-        """This worker's part of a whole table write: the rows the controller would have sent it
-        (`controller._split`: by the hash of all their columns)."""
-        if self.count == 1:
-            return batch
-        return partition(batch, tuple(range(batch.num_columns - 2)), self.count)[self.index]
 
     def _note_whole(self, id: str, whole: pa.Table | None) -> None:
         """A table write to `id` arrived, whole (`whole`) or split (None): the same on every

@@ -597,7 +597,7 @@ class ScalarLowerer:
         lx, le = probe.args
         if le.type != arr.type.element:
             arr = coerce(arr, array_of(le.type), self.ctx, mode="implicit")
-        listed = _as_in_list(lx, arr, fn, kind)
+        listed = _as_in_array(lx, arr, fn, kind)
         if listed is not None:
             return listed
         return Call("array_any" if kind == "ANY" else "array_all", (lx, arr, Literal(fn, TEXT)), BOOL)
@@ -1094,7 +1094,7 @@ def _like_call(fn: str, subject: ScalarExpr, pattern: ScalarExpr, negate: bool) 
     return Call("not", (call,), BOOL) if negate else call
 
 
-def _as_in_list(x: ScalarExpr, arr: ScalarExpr, fn: str, kind: str) -> ScalarExpr | None:
+def _as_in_array(x: ScalarExpr, arr: ScalarExpr, fn: str, kind: str) -> ScalarExpr | None:
     """`x = ANY (constant array)` as `in_array(x, array)`, and `x <> ALL (constant array)` as
     `NOT in_array(...)`: the same three-valued answers (PostgreSQL defines IN by = ANY), but one
     hash-set test per row instead of one comparison per row and element, and a lookup when x

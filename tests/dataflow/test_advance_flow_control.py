@@ -43,11 +43,11 @@ def test_a_whole_advance_splits_on_the_workers_as_the_controller_splits_a_large_
     from hypothesis import given, settings, strategies as st
 
     from dataflow.controller import _split
-    from dataflow.worker import Worker
+    from dataflow.protocol import AdvanceUpper
     from dataflow.types import FLOAT8
+    from dataflow.worker import CollectionTrace, Worker
 
     types = (INT8, TEXT, FLOAT8)
-    workers = [Worker(w, 3, tmp_path, None, lambda m: None) for w in range(3)]
 
     @settings(max_examples=50, deadline=None)
     @given(st.lists(st.tuples(st.one_of(st.none(), st.integers(-5, 5)), st.one_of(st.none(), st.text("ab", max_size=2)),
@@ -55,8 +55,12 @@ def test_a_whole_advance_splits_on_the_workers_as_the_controller_splits_a_large_
     def check(rows):
         batch = batch_from_rows(rows, types, 10)
         parts = _split({"u1": batch}, 3)
-        for w, worker in enumerate(workers):
-            assert rows_of(worker._own_part(batch)) == rows_of(parts[w]["u1"])
+        for w in range(3):
+            worker = Worker(w, 3, tmp_path, None, lambda m: None)
+            worker.collections["u1"] = CollectionTrace(types, 10)
+            worker.handle(AdvanceUpper({"u1": batch}, ("u1",), 11, whole=True))
+            kept = worker.collections["u1"].contents_from(10)
+            assert sorted(map(repr, rows_of(kept))) == sorted(map(repr, rows_of(parts[w]["u1"])))
         assert sorted(map(repr, rows_of(batch))) == sorted(repr(r) for p in parts.values() for r in rows_of(p["u1"]))
 
     check()
