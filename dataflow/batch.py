@@ -12,11 +12,11 @@ Everything here works on whole columns (pyarrow.compute / NumPy); nothing loops 
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -97,6 +97,10 @@ def consolidate(batch: pa.Table) -> pa.Table:
         return batch if diff[0] != 0 else batch.slice(0, 0)
     if n >= 1 << _POS_BITS:
         return _consolidate_arrow(batch)
+    if n <= SMALL_BATCH:
+        small = _consolidate_small(batch)
+        if small is not None:
+            return small
     h = _hash_with_time(batch)
     h &= ~_POS_MASK
     h |= np.arange(n, dtype=np.uint64)
@@ -156,6 +160,48 @@ def _same_zero_signs(a: pa.Table, b: pa.Table, cols: Sequence[int]) -> np.ndarra
 
 _POS_BITS = 24
 _POS_MASK = np.uint64((1 << _POS_BITS) - 1)
+
+
+class _NaN:
+    """Every NaN's key in `_consolidate_small` (NaNs are one value there, as in the general path)."""
+
+
+def _float_key(v: float | None) -> object:
+    # -0.0 and 0.0 stay apart (the general path checks zero signs); NaNs come together.
+    if v is None:
+        return None
+    return _NaN if v != v else (v, math.copysign(1.0, v))
+
+
+def _consolidate_small(batch: pa.Table) -> pa.Table | None:
+    """`consolidate` for a few rows, as Python values in a dict (the vectorised path's fixed
+    cost is ~10x more at this size), with the same result: rows in order of first appearance,
+    NULLs equal, NaNs equal, -0.0 apart from 0.0. None when a value cannot be a dict key
+    (the general path then)."""
+    d = batch.schema.get_field_index(DIFF)
+    diffs = batch.column(d).to_pylist()
+    columns = []
+    for i, f in enumerate(batch.schema):
+        if i != d:
+            values = batch.column(i).to_pylist()
+            columns.append([_float_key(v) for v in values] if pa.types.is_floating(f.type) else values)
+    sums: dict = {}
+    first: dict = {}
+    try:
+        for i, key in enumerate(zip(*columns)):
+            if key in sums:
+                sums[key] += diffs[i]
+            else:
+                sums[key], first[key] = diffs[i], i
+    except TypeError:  # unhashable values (lists, structs)
+        return None
+    if len(sums) == len(diffs) and all(diffs):
+        return batch
+    kept = [(first[key], total) for key, total in sums.items() if total]  # (dicts keep order)
+    if not kept:
+        return batch.slice(0, 0)
+    rows, totals = zip(*kept)
+    return _with_diff(batch.take(pa.array(rows, pa.int64())), np.array(totals, np.int64))
 
 
 def _hash_with_time(batch: pa.Table) -> np.ndarray:
@@ -268,21 +314,88 @@ def _column_hash(col: pa.ChunkedArray | pa.Array) -> np.ndarray:
         # Every date/timestamp hashes as microseconds since the epoch (dates equal midnights).
         us = col.cast(pa.timestamp("us", tz=getattr(t, "tz", None))).view(pa.int64())
         h = _mix64(_as_uint64_copy((pc.fill_null(us, 0) if nulls else us).to_numpy(zero_copy_only=False)))
-    elif n <= SMALL_BATCH and (pa.types.is_string(t) or pa.types.is_large_string(t)):
-        # A few strings: hash them directly (dictionary encoding costs more than it saves).
-        vals = np.array(col.to_pylist() + [None], dtype=object)[:-1]
-        if nulls:
-            vals[vals == None] = ""  # noqa: E711 - placeholder, overwritten below
-        h = pd.util.hash_array(vals, categorize=False)
-    else:
-        # Strings (and anything else): hash the distinct values once, then gather.
+    elif _is_bytes_like(t) and n <= SMALL_BATCH:
+        h = _bytes_hash(col)
+    elif _is_bytes_like(t):
+        # Hash the distinct values once, then gather (most string columns repeat values).
         enc = pc.dictionary_encode(col)
-        uniq = enc.dictionary.to_numpy(zero_copy_only=False)
-        hu = pd.util.hash_array(uniq.astype(object), categorize=False) if len(uniq) else np.zeros(0, np.uint64)
-        idx = pc.fill_null(enc.indices, 0).to_numpy()
-        h = hu[idx] if len(hu) else np.zeros(n, dtype=np.uint64)
+        idx = pc.fill_null(enc.indices, 0).to_numpy(zero_copy_only=False)
+        h = _bytes_hash(enc.dictionary)[idx] if len(enc.dictionary) else np.zeros(n, dtype=np.uint64)
+    elif pa.types.is_time(t):
+        h = _mix64(_as_uint64_copy(pc.fill_null(col.cast(pa.time64("us")).view(pa.int64()), 0)
+                                   .to_numpy(zero_copy_only=False)))
+    elif pa.types.is_interval(t):
+        h = _interval_hash(col)
+    elif pa.types.is_null(t):
+        return np.full(n, _NULL_HASH, dtype=np.uint64)
+    else:
+        # Anything else (no column type the engine stores): the values' text.
+        h = _bytes_hash(pa.array([str(v) for v in col.to_pylist()], pa.string()))
     if nulls:
         h = np.where(col.is_null().to_numpy(zero_copy_only=False), _NULL_HASH, h)
+    return h
+
+
+def _is_bytes_like(t: pa.DataType) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+        or pa.types.is_large_binary(t)
+
+
+# Bytes are hashed this many at a time, so the scratch arrays (24 bytes per byte hashed) stay
+# small whatever the column holds.
+_BYTES_CHUNK = 1 << 20
+
+
+def _bytes_hash(col: pa.Array) -> np.ndarray:
+    """A uint64 hash per string (or binary) value from its bytes, read from Arrow's offsets and
+    data buffers: each byte times a pseudo-random odd coefficient of its position, summed per
+    value (np.add.reduceat), mixed with the length and finalised (splitmix64). No Python object
+    per value. Null slots hash as their (empty) bytes; the caller overwrites them."""
+    n = len(col)
+    wide = pa.types.is_large_string(col.type) or pa.types.is_large_binary(col.type)
+    _, offsets_buf, data_buf = col.buffers()
+    offsets = np.frombuffer(offsets_buf, np.int64 if wide else np.int32, n + 1, col.offset * (8 if wide else 4))
+    offsets = offsets.astype(np.int64)
+    data = np.frombuffer(data_buf, np.uint8) if data_buf is not None and data_buf.size else np.zeros(0, np.uint8)
+    lengths = np.diff(offsets)
+    h = np.full(n, _NULL_HASH ^ _MIX, np.uint64)  # (so the empty string does not hash as 0 does)
+    if n and offsets[-1] > offsets[0]:
+        coefficients = _mix64(np.arange(int(lengths.max()), dtype=np.uint64) + np.uint64(0x243F6A8885A308D3))
+        coefficients |= np.uint64(1)
+        first = 0
+        while first < n:  # whole values, about _BYTES_CHUNK bytes at a time
+            last = int(np.searchsorted(offsets, offsets[first] + _BYTES_CHUNK, side="right")) - 1
+            last = min(max(last, first + 1), n)
+            _bytes_sums(data, offsets[first:last + 1], lengths[first:last], coefficients, h[first:last])
+            first = last
+    with np.errstate(over="ignore"):
+        h ^= lengths.astype(np.uint64) * _MIX
+    return _mix64(h)
+
+
+def _bytes_sums(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray,
+                coefficients: np.ndarray, out: np.ndarray) -> None:
+    """out[i] = sum over value i's bytes b at position p of (b + 1) * coefficients[p], mod 2**64."""
+    nonempty = lengths > 0
+    if not nonempty.any():
+        return
+    starts = offsets[:-1] - offsets[0]
+    chunk = data[offsets[0]:offsets[-1]].astype(np.uint64)
+    position = np.arange(len(chunk), dtype=np.int64) - np.repeat(starts, lengths)
+    with np.errstate(over="ignore"):
+        chunk += np.uint64(1)
+        chunk *= coefficients[position]
+    # Values are contiguous, so the sums start at the non-empty values' first bytes.
+    out[nonempty] = np.add.reduceat(chunk, starts[nonempty])
+
+
+def _interval_hash(col: pa.Array) -> np.ndarray:
+    """Intervals by their (months, days, nanoseconds) fields."""
+    fields = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+    raw = np.frombuffer(col.buffers()[1], fields, len(col), col.offset * fields.itemsize)
+    h = _mix64(raw["nanos"].view(np.uint64).copy())
+    _combine(h, _mix64(raw["days"].astype(np.int64).view(np.uint64)))
+    _combine(h, _mix64(raw["months"].astype(np.int64).view(np.uint64)))
     return h
 
 

@@ -36,7 +36,7 @@ from dataflow.fast_peek import FastPeekPlan, fast_peek_plan, route
 from dataflow.plan import Plan, collections_read, output_types
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection,
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
-                               PeekResult, PeekResults, Shutdown, Stepped, WorkerError)
+                               Messages, PeekResult, PeekResults, Shutdown, Stepped, WorkerError)
 from dataflow.transport import encode_frame, read_frame_async
 from dataflow.types import SqlType
 
@@ -81,6 +81,7 @@ class _DataflowState:
     # whole snapshot) is taken, after telling the reader (persist sinks correct the shard).
     resnapshot: bool = False
     progress: dict[str, _Progress] = field(default_factory=dict)
+    empty: pa.Table | None = None  # the output's empty batch, for steps that changed nothing
 
 
 @dataclass
@@ -400,7 +401,10 @@ class ComputeController:
             replica.job.stop()
 
     def _on_message(self, replica: Replica, message: object) -> None:
-        if isinstance(message, DataflowOutput):
+        if isinstance(message, Messages):
+            for m in message.messages:
+                self._on_message(replica, m)
+        elif isinstance(message, DataflowOutput):
             state = self._dataflows.get(message.id)
             if state is None or message.generation != state.command.generation:
                 return  # dropped, or a rebuilt dataflow's predecessor still talking
@@ -467,10 +471,15 @@ class ComputeController:
                                   or upper <= state.frontier):
             return  # not adjacent to the stream (nothing yet, a gap) or already delivered
         errors = [e for p in parts for e in p.errors]
-        if state.command.sink in ("index", "persist"):
-            batch = concat([p.batch for p in parts])  # (a view's sink consolidates what it writes)
+        batches = [p.batch for p in parts if p.batch is not None]
+        if not batches:
+            if state.empty is None:
+                state.empty = empty_batch(output_types(state.command.plan))
+            batch = state.empty
+        elif state.command.sink in ("index", "persist"):
+            batch = concat(batches)  # (a view's sink consolidates what it writes)
         else:  # a row's updates on two workers may cancel: a subscriber must not see them
-            batch = consolidate(concat([p.batch for p in parts]))
+            batch = consolidate(concat(batches))
         if lower is not None and lower < state.frontier and batch.num_rows:
             batch = batch.filter(pc.greater_equal(batch[TIME], state.frontier))
         state.frontier = upper
@@ -562,10 +571,13 @@ class ComputeController:
         self._send_advance(replica, _Advance(merged, ids, upper, whole))
 
     def _send_advance(self, replica: Replica, advance: "_Advance") -> None:
+        frame = None
         for w, writer in replica.writers.items():
             if not writer.is_closing():
-                writer.write(encode_frame(AdvanceUpper(advance.by_worker[w], advance.ids, advance.upper,
-                                                       advance.whole)))
+                if frame is None or not advance.whole:  # a whole advance is the same for every worker
+                    frame = encode_frame(AdvanceUpper(advance.by_worker[w], advance.ids, advance.upper,
+                                                      advance.whole))
+                writer.write(frame)
         replica.in_flight.append(advance.upper)
 
     def _stepped(self, replica: Replica, message: Stepped) -> None:

@@ -116,11 +116,20 @@ class Hello:
 class DataflowOutput:
     id: str
     worker: int
-    batch: pa.Table
+    batch: pa.Table | None  # None: no updates (only the upper moved), nothing to (un)pickle
     upper: int
     errors: list[SqlError] = field(default_factory=list)
     generation: int = 0  # the CreateDataflow's: outputs of a replaced dataflow still in flight are dropped
     as_of: int = 0  # the time the dataflow started at here (its command's, or later if that was compacted)
+
+
+@dataclass
+class Messages:
+    """What a worker said while handling one command (its dataflows' outputs, answers to
+    peeks, Stepped), in order, in one frame: one read and one unpickling for the controller
+    instead of one per message."""
+
+    messages: list[object]
 
 
 @dataclass

@@ -81,6 +81,8 @@ class SparkReplica:
         def task(_rows):
             from pyspark import BarrierTaskContext
 
+            from dataflow.without_pandas import keep_pandas_out
+            keep_pandas_out()
             from dataflow.worker import run_worker
             import socket as _socket
 

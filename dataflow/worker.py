@@ -37,7 +37,7 @@ from dataflow.exchange import LocalExchange
 from dataflow.fast_peek import lookup_keys
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection, Stepped,
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
-                               PeekResult, PeekResults, Shutdown, WorkerError)
+                               Messages, PeekResult, PeekResults, Shutdown, WorkerError)
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
 from dataflow.arrangement import Arrangement
 from dataflow.render import Dataflow
@@ -125,6 +125,28 @@ class RunningDataflow:
     # Per input fed by whole table writes since the last step: those writes' whole batches
     # (`AdvanceUpper.whole`), or None once a write came split (see `Worker._whole_inputs`).
     whole: dict[str, list[pa.Table] | None] = field(default_factory=dict)
+
+
+class _Outbox:
+    """A worker's messages to the controller, held back while it carries out a command and
+    sent together when it is done (`Messages`: one frame, one unpickling). An answer to a
+    read goes out at once, with everything held before it (the order is kept), so that no
+    read waits for the other dataflows' steps."""
+
+    def __init__(self, send: Callable[[object], None]) -> None:
+        self.send, self.held = send, []
+
+    def post(self, message: object) -> None:
+        self.held.append(message)
+        if isinstance(message, (PeekResult, PeekResults)):
+            self.flush()
+
+    def flush(self) -> None:
+        held, self.held = self.held, []
+        if len(held) == 1:
+            self.send(held[0])
+        elif held:
+            self.send(Messages(held))
 
 
 class Worker:
@@ -534,7 +556,7 @@ class Worker:
         if command.sink == "peek":
             self.send(PeekResult(command.id, self.index, None, error))
         else:
-            self.send(DataflowOutput(command.id, self.index, empty_batch(output_types(command.plan)),
+            self.send(DataflowOutput(command.id, self.index, None,
                                      command.as_of, [error], command.generation, command.as_of))
 
     # -- stepping -------------------------------------------------------------------------------
@@ -692,12 +714,12 @@ class Worker:
             self._feed(command.id, output)
             # The controller tracks every collection's upper; a materialized view's output also goes
             # to the controller to be made durable in persist.
-            sent = output if sink == "persist" else empty_batch(output_types(command.plan))
+            sent = output if sink == "persist" and output.num_rows else None
             self.send(DataflowOutput(command.id, self.index, sent, target, errors, command.generation,
                                      command.as_of))
         else:
-            self.send(DataflowOutput(command.id, self.index, output, target, errors, command.generation,
-                                     command.as_of))
+            self.send(DataflowOutput(command.id, self.index, output if output.num_rows else None, target,
+                                     errors, command.generation, command.as_of))
         if command.until is not None and target >= command.until:
             self.dataflows.pop(command.id, None)
 
@@ -796,13 +818,17 @@ def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Pa
 
     send(Hello(index, count))
     commands = _Commands(sock)
-    worker = Worker(index, count, data_dir, network, send, memory_limit_bytes, commands.arrived_peeks)
+    outbox = _Outbox(send)
+    worker = Worker(index, count, data_dir, network, outbox.post, memory_limit_bytes, commands.arrived_peeks)
     try:
         while True:
             command = commands.next()
             if isinstance(command, Shutdown):
                 return
-            worker.handle(command)
+            try:
+                worker.handle(command)
+            finally:
+                outbox.flush()
     except ConnectionError:
         log.info("worker %d: controller went away", index)
     except BaseException:

@@ -70,6 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         if args.workers < 1:
             parser.error("--workers must be at least 1")
+        from dataflow.without_pandas import keep_pandas_out
+        keep_pandas_out()
         from server.environmentd import run
         from server.pgwire.auth import AuthConfig
         from server import limits

@@ -1,31 +1,22 @@
 """Row partitioning for parallel readers: a row goes to partition `hash(row columns) % count`.
 
-Uses `dataflow.batch.hash_columns` when the engine provides it, so persist's partitions line up
-with the engine's exchange; otherwise a deterministic pandas hash (fixed key) of the row columns.
+The hash is the engine's (`dataflow.batch.hash_columns`), so persist's partitions line up with
+the engine's exchange and with the controller's split of table writes.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+
+from dataflow.batch import hash_columns
 
 from .updates import row_columns
 
 
 def hash_rows(table: pa.Table) -> np.ndarray:
     """A uint64 hash per row over all row columns (c0..cN-1 come first; not time or diff)."""
-    cols = row_columns(table)
-    try:
-        from dataflow.batch import hash_columns  # the engine's hash, when it exists
-    except ImportError:
-        hash_columns = None
-    if hash_columns is not None:
-        return np.asarray(hash_columns(table, list(range(len(cols)))), dtype=np.uint64)
-    if not cols:
-        return np.zeros(table.num_rows, dtype=np.uint64)
-    df = table.select(cols).to_pandas()
-    return pd.util.hash_pandas_object(df, index=False).to_numpy(dtype=np.uint64)
+    return hash_columns(table, list(range(len(row_columns(table)))))
 
 
 def partition_rows(table: pa.Table, index: int, count: int) -> pa.Table:

@@ -150,3 +150,56 @@ def test_reduce_dense_counting_matches_sorted_segments(monkeypatch):
     dense = _int_reduce_outputs(steps)
     monkeypatch.setattr(reduce_mod, "DENSE_MIN_ROWS", 10**9)
     assert dense == _int_reduce_outputs(steps)
+
+
+def _rows_and_diffs(batch: pa.Table) -> list[tuple]:
+    # NaN != NaN: compare its text
+    return [tuple("NaN" if isinstance(v, float) and v != v else (v, math.copysign(1, v)) if isinstance(v, float) else v
+                  for v in row) for row in zip(*[batch.column(i).to_pylist() for i in range(batch.num_columns)])]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_consolidate_small_matches_general(general_paths, seed):
+    """A few updates with repeats, retractions that cancel, NULLs, NaNs (one value), -0.0 next
+    to 0.0 (two values), several times: the dict path gives the vectorised path's updates (as
+    a multiset: the general path puts rows whose hashes collide, such as 0.0 and -0.0, last)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    pick = lambda pool: [pool[i] for i in rng.integers(0, len(pool), n)]  # noqa: E731
+    batch = pa.table({
+        "c0": pa.array(pick([1, 2, None, 3]), pa.int64()),
+        "c1": pa.array(pick(["a", "b", None, ""])),
+        "c2": pa.array(pick([0.0, -0.0, math.nan, 1.5, None]), pa.float64()),
+        "c3": pa.array(pick([Decimal("1.50"), None, Decimal("-2.25")]), pa.decimal128(10, 2)),
+        "time": pa.array(pick([3, 4]), pa.uint64()),
+        "diff": pa.array(pick([1, -1, 2]), pa.int64()),
+    })
+    small = consolidate(batch)
+    general_paths()
+    general = consolidate(batch)
+    assert sorted(_rows_and_diffs(small), key=repr) == sorted(_rows_and_diffs(general), key=repr)
+    assert small.schema == batch.schema
+
+
+def test_consolidate_small_falls_back_for_unhashable_values():
+    batch = pa.table({"c0": pa.array([[1, 2], [1, 2], [3]]), "time": pa.array([1, 1, 1], pa.uint64()),
+                      "diff": pa.array([1, 1, -1], pa.int64())})
+    out = consolidate(batch)
+    assert sorted(zip(out["c0"].to_pylist(), out["diff"].to_pylist())) == [([1, 2], 2), ([3], -1)]
+
+
+def test_string_hash_is_the_same_whatever_the_layout(monkeypatch):
+    """A value's hash comes from its bytes alone: the same for string and large_string, for a
+    slice, and whichever chunk of the column its bytes are hashed in."""
+    rng = np.random.default_rng(5)
+    vals = ["", "a", "ab", "ba", "ü", None] + ["".join(chr(97 + int(c)) for c in rng.integers(0, 26, int(k)))
+                                               for k in rng.integers(0, 300, 200)]
+    col = pa.array(vals)
+    whole = batch_mod._column_hash(col)
+    assert batch_mod._column_hash(col.cast(pa.large_string())).tolist() == whole.tolist()
+    assert batch_mod._column_hash(col.slice(7, 50)).tolist() == whole[7:57].tolist()
+    chunked = batch_mod._bytes_hash(col)
+    monkeypatch.setattr(batch_mod, "_BYTES_CHUNK", 64)
+    assert batch_mod._bytes_hash(col).tolist() == chunked.tolist()
+    distinct = {v for v in vals if v is not None}
+    assert len({h for v, h in zip(vals, whole.tolist()) if v is not None}) == len(distinct)
