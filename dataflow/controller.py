@@ -9,7 +9,7 @@ Losing one replica is then invisible to readers while another one is up: it is r
 the tables from persist, rebuilds its dataflows and rejoins the stream once it catches up.
 
     compute = ComputeController(workers=2, data_dir=...)
-    await compute.start(spark)                      # the first replica; waits for its workers
+    await compute.start(spark_context)              # the first replica; waits for its workers
     await compute.add_replica("r2", workers=2)      # a second one computing the same dataflows
     compute.import_collection("u1", types, upper)
     outputs = compute.create_dataflow("t7", plan, as_of, "subscribe")   # an asyncio.Queue
@@ -153,7 +153,7 @@ class ComputeController:
         self.listen_host = listen_host
         self.advertise_host = advertise_host
         self.replicas: dict[str, Replica] = {}
-        self._spark = None
+        self._spark_context = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.collections: dict[str, tuple[tuple[SqlType, ...], int]] = {}  # id -> (types, upper)
         # Imports sent and not yet read: id -> {(replica, worker): the time the worker reads at}.
@@ -176,9 +176,9 @@ class ComputeController:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self, spark) -> None:
+    async def start(self, spark_context) -> None:
         self._loop = asyncio.get_running_loop()
-        self._spark = spark
+        self._spark_context = spark_context
         await self.add_replica(self.first_replica, self.workers)
 
     async def add_replica(self, name: str, workers: int) -> None:
@@ -225,7 +225,7 @@ class ComputeController:
             replica.server = await asyncio.start_server(
                 lambda r, w: self._on_worker(replica, r, w), self.listen_host, 0)
         port = replica.server.sockets[0].getsockname()[1]
-        replica.job = SparkReplica(self._spark, replica.workers, (self.advertise_host, port), self.data_dir,
+        replica.job = SparkReplica(self._spark_context, replica.workers, (self.advertise_host, port), self.data_dir,
                                    self.advertise_host, lambda error: self._on_job_exit(replica, error),
                                    name=f"{self.cluster}.{replica.name}",
                                    memory_limit_bytes=self.replica_memory_bytes)

@@ -23,9 +23,11 @@ _DRIVER_JAVA_OPTIONS = ("-XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Xss512k -XX:R
                         "-XX:MinHeapFreeRatio=10 -XX:MaxHeapFreeRatio=30 -Xms16m")
 
 
-def make_spark_session(master: str, app_name: str = "slipstream", extra_conf: dict[str, str] | None = None):
-    """The one Spark session of this process (the embedded driver of environmentd)."""
-    from pyspark.sql import SparkSession
+def make_spark_context(master: str, app_name: str = "slipstream", extra_conf: dict[str, str] | None = None):
+    """The one SparkContext of this process (the embedded driver of environmentd). A plain
+    context, not a SparkSession: the replicas are RDD barrier jobs, and a session's SQL
+    machinery held ~60 MB more of the driver JVM."""
+    from pyspark import SparkConf, SparkContext
 
     # Executors' Python workers run this interpreter's path (where Slipstream is installed; the
     # docker image installs it at the same path on every node) unless PYSPARK_PYTHON says
@@ -33,33 +35,35 @@ def make_spark_session(master: str, app_name: str = "slipstream", extra_conf: di
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # talk to the driver over loopback
-    builder = (SparkSession.builder.master(master).appName(app_name)
-               .config("spark.ui.enabled", "false")
-               .config("spark.sql.shuffle.partitions", "4")
-               .config("spark.task.maxFailures", "1")
-               .config("spark.python.worker.reuse", "false")
-               .config("spark.driver.bindAddress", "0.0.0.0")
-               # The driver JVM only schedules the replicas' long-running tasks (the workers'
-               # data never passes through it): a small heap, the serial collector and the
-               # client compiler. Each worker is started directly, without pyspark's forking
-               # daemon, which would otherwise stay resident for the whole run.
-               .config("spark.driver.memory", "512m")
-               .config("spark.driver.extraJavaOptions", _DRIVER_JAVA_OPTIONS)
-               .config("spark.python.use.daemon", "false"))
-    for k, v in (extra_conf or {}).items():
-        builder = builder.config(k, v)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("WARN")
-    return spark
+    conf = SparkConf().setMaster(master).setAppName(app_name)
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.task.maxFailures": "1",
+        "spark.python.worker.reuse": "false",
+        "spark.driver.bindAddress": "0.0.0.0",
+        # The driver JVM only schedules the replicas' long-running tasks (the workers' data
+        # never passes through it): a small heap, the serial collector and the client
+        # compiler. Each worker is started directly, without pyspark's forking daemon, which
+        # would otherwise stay resident for the whole run.
+        "spark.driver.memory": "512m",
+        "spark.driver.extraJavaOptions": _DRIVER_JAVA_OPTIONS,
+        "spark.python.use.daemon": "false",
+        **(extra_conf or {}),
+    }
+    for key, value in settings.items():
+        conf.set(key, value)
+    context = SparkContext.getOrCreate(conf)
+    context.setLogLevel("WARN")
+    return context
 
 
 class SparkReplica:
     """A replica of W workers running as one Spark barrier job."""
 
-    def __init__(self, spark, workers: int, controller: tuple[str, int], data_dir: Path,
+    def __init__(self, spark_context, workers: int, controller: tuple[str, int], data_dir: Path,
                  advertise_host: str, on_exit: Callable[[BaseException | None], None], name: str = "r1",
                  memory_limit_bytes: int | None = None) -> None:
-        self.spark = spark
+        self.spark_context = spark_context
         self.workers = workers
         self.controller = controller
         self.data_dir = data_dir
@@ -97,7 +101,7 @@ class SparkReplica:
 
         error: BaseException | None = None
         try:
-            sc = self.spark.sparkContext
+            sc = self.spark_context
             sc.setJobGroup(self.group, f"slipstream dataflow replica {self.name}", interruptOnCancel=True)
             sc.parallelize(range(workers), workers).barrier().mapPartitions(task).collect()
         except BaseException as e:  # the job failed or was cancelled
@@ -107,6 +111,6 @@ class SparkReplica:
 
     def stop(self) -> None:
         try:
-            self.spark.sparkContext.cancelJobGroup(self.group)
+            self.spark_context.cancelJobGroup(self.group)
         except Exception:  # the context may already be gone at shutdown
             pass

@@ -80,14 +80,14 @@ class Coordinator:
         self._pending_writes: list[tuple[dict[str, pa.Table], asyncio.Future]] = []
         self.last_write: dict[str, int] = {}  # table id -> timestamp of its latest data write
         self._committer: asyncio.Task | None = None
-        self.spark = None
+        self.spark_context = None
         from storage.sources.controller import SourceController
         self.sources = SourceController(self)  # load-generator ingestion (storage/sources)
 
     # -- start-up -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        from dataflow.spark_host import make_spark_session
+        from dataflow.spark_host import make_spark_context
 
         data_dir = self.config.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -114,7 +114,7 @@ class Coordinator:
         # Local mode: a task slot per worker of every replica, room for one more replica of the
         # default size (CREATE CLUSTER [REPLICA]), and one for other Spark work.
         master = self.config.spark_master or f"local[{sum(sizes) + self.config.workers + 1}]"
-        self.spark = await asyncio.to_thread(make_spark_session, master, "slipstream", self.config.spark_conf)
+        self.spark_context = await asyncio.to_thread(make_spark_context, master, "slipstream", self.config.spark_conf)
         for spec in clusters.clusters:
             self.compute.controllers[spec.id] = await self.start_cluster(spec)
         await self._bootstrap()
@@ -137,7 +137,7 @@ class Coordinator:
         the collections: `_bootstrap` at start, `add_cluster` for a new one)."""
         controller = self._new_controller(spec)
         try:
-            await controller.start(self.spark)
+            await controller.start(self.spark_context)
             for replica in spec.replicas[1:]:
                 await controller.add_replica(replica.name, replica.workers(self.config.workers))
         except BaseException:
@@ -328,8 +328,8 @@ class Coordinator:
         for t in self._tasks + list(self._sinks.values()):
             t.cancel()
         await self.compute.close()
-        if self.spark is not None:
-            await asyncio.to_thread(self.spark.stop)
+        if self.spark_context is not None:
+            await asyncio.to_thread(self.spark_context.stop)
         if self.catalog is not None:
             self.catalog.close()
 

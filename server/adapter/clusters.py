@@ -55,7 +55,7 @@ async def execute_cluster_statement(coord, session: Session, stmt) -> CommandCom
 
 
 def _check_slots(coord, workers: int, what: str) -> None:
-    slots = coord.spark.sparkContext.defaultParallelism
+    slots = coord.spark_context.defaultParallelism
     used = coord.compute.slots_in_use()
     if used + workers > slots:
         raise SqlError(INSUFFICIENT_RESOURCES, f"not enough Spark task slots for {what}",
