@@ -39,6 +39,7 @@ from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, Dro
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
                                Messages, PeekResult, PeekResults, Shutdown, WorkerError)
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
+from dataflow.allocator import release_memory
 from dataflow.arrangement import Arrangement
 from dataflow.render import Dataflow
 from dataflow.scalar import compile_predicate
@@ -183,8 +184,15 @@ class Worker:
         self.dirty_upper: dict[str, int] = {}
         # Fast-path peeks whose collection has not yet reached their time, in arrival order.
         self.waiting_peeks: list[FastPeek] = []
+        self.release_due = False  # a step moved many rows: see release_if_due
 
     # -- commands -------------------------------------------------------------------------------
+
+    def release_if_due(self) -> None:
+        """After a command whose steps moved many rows: free memory back to the OS."""
+        if self.release_due:
+            self.release_due = False
+            release_memory()
 
     def handle(self, command: object) -> None:
         self.history.append(_summary(command))
@@ -493,7 +501,7 @@ class Worker:
         a large join) would stay until then."""
         if running.command.sink != "peek":  # (peeks are small and many)
             gc.collect()
-            pa.default_memory_pool().release_unused()
+            release_memory()
 
     def _fail(self, running: RunningDataflow, error: SqlError, target: int | None = None) -> None:
         """End a dataflow with `error` (`target`: the step it failed in, if it did in one): its
@@ -677,8 +685,9 @@ class Worker:
             return
         errors.extend(running.dataflow.errors[seen:])
         if sum(b.num_rows for b in inputs.values()) >= RELEASE_MEMORY_AFTER_ROWS:
-            # Hydration leaves large temporaries in Arrow's allocator; give them back to the OS.
-            pa.default_memory_pool().release_unused()
+            # Hydration leaves large temporaries in the allocators: once the command is done
+            # (its other dataflows' steps too), they go back to the OS (`release_if_due`).
+            self.release_due = True
         first_step = not running.started
         running.frontier = target
         running.started = True
@@ -829,6 +838,7 @@ def run_worker(index: int, count: int, controller: tuple[str, int], data_dir: Pa
                 worker.handle(command)
             finally:
                 outbox.flush()
+            worker.release_if_due()
     except ConnectionError:
         log.info("worker %d: controller went away", index)
     except BaseException:

@@ -24,6 +24,7 @@ from catalog.durable import DEFAULT_DATABASE, Catalog, creation_order, drop_clos
 from catalog.items import CatalogItem, ItemKind
 from catalog.clusters import ClusterSpec
 from catalog.replicas import ReplicaStatus
+from dataflow.allocator import release_memory
 from dataflow.batch import advance_times, concat, consolidate
 from dataflow.controller import ComputeController, StepOutput
 from dataflow.errors import SqlError, SqlState
@@ -395,8 +396,8 @@ class Coordinator:
         if timed and self.errors:
             self._rebuild_errored(ts, list(timed))
         if sum(b.num_rows for b in timed.values()) >= RELEASE_MEMORY_AFTER_ROWS:
-            # A bulk load leaves large temporaries in Arrow's allocator; give them back to the OS.
-            pa.default_memory_pool().release_unused()
+            # A bulk load leaves large temporaries in the allocators; give them back to the OS.
+            release_memory()
         return ts
 
     def _rebuild_errored(self, as_of: int, written: list[str]) -> None:
