@@ -85,8 +85,10 @@ class SparkReplica:
         def task(_rows):
             from pyspark import BarrierTaskContext
 
+            from dataflow.allocator import configure_malloc
             from dataflow.without_pandas import keep_pandas_out
             keep_pandas_out()
+            configure_malloc()
             from dataflow.worker import run_worker
             import socket as _socket
 

@@ -70,8 +70,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         if args.workers < 1:
             parser.error("--workers must be at least 1")
+        from dataflow.allocator import configure_malloc
         from dataflow.without_pandas import keep_pandas_out
         keep_pandas_out()
+        configure_malloc()
         from server.environmentd import run
         from server.pgwire.auth import AuthConfig
         from server import limits
