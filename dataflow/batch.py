@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dataflow import interval
 from dataflow.types import SqlType, TypeKind, arrow_schema
 
 TIME = "time"
@@ -390,12 +391,11 @@ def _bytes_sums(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray,
 
 
 def _interval_hash(col: pa.Array) -> np.ndarray:
-    """Intervals by their (months, days, nanoseconds) fields."""
-    fields = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
-    raw = np.frombuffer(col.buffers()[1], fields, len(col), col.offset * fields.itemsize)
-    h = _mix64(raw["nanos"].view(np.uint64).copy())
-    _combine(h, _mix64(raw["days"].astype(np.int64).view(np.uint64)))
-    _combine(h, _mix64(raw["months"].astype(np.int64).view(np.uint64)))
+    """Intervals by their (months, days, microseconds) fields, as keys compare them."""
+    months, days, micros = interval.split(col)
+    h = _mix64(micros.view(np.uint64).copy())
+    _combine(h, _mix64(days.view(np.uint64).copy()))
+    _combine(h, _mix64(months.view(np.uint64).copy()))
     return h
 
 
