@@ -40,7 +40,6 @@ from dataflow.operators import window_frames
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 from dataflow.plan import WindowFrame, WindowFunc
 from dataflow.scalar import conform
-from dataflow.types import TypeKind
 
 # Moving float frames at most this wide are summed row by row in frame order (PostgreSQL's
 # answer to the last bit); wider ones exactly, rounded once.
