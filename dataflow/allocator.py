@@ -16,11 +16,11 @@ from functools import lru_cache
 import pyarrow as pa
 
 
-@lru_cache(maxsize=1)
-def _malloc_trim():
-    """glibc's malloc_trim, or None where the C library has none (musl, macOS)."""
+@lru_cache(maxsize=None)
+def _glibc(name: str):
+    """glibc's function `name`, or None where the C library has none (musl, macOS)."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):
         return None
 
@@ -28,7 +28,7 @@ def _malloc_trim():
 def release_memory() -> None:
     """Return the Arrow pool's unused memory and the C heap's free pages to the OS."""
     pa.default_memory_pool().release_unused()
-    trim = _malloc_trim()
+    trim = _glibc("malloc_trim")
     if trim is not None:
         trim(0)
 
@@ -44,9 +44,8 @@ def configure_malloc() -> None:
     default, which raises the threshold to 32 MiB after the first large free and then carves
     them out of the heap, where what is freed stays resident behind live allocations; and at
     most two malloc arenas (this process's threads do little allocating of their own)."""
-    try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    except (OSError, AttributeError):
+    mallopt = _glibc("mallopt")
+    if mallopt is None:
         return
     mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
     mallopt(_M_ARENA_MAX, 2)
