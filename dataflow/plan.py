@@ -95,6 +95,41 @@ class Join:
 
 
 @dataclass(frozen=True)
+class DeltaStage:
+    """One probe of a delta path: the running rows' `stream_key` columns looked up in input
+    `input`'s arrangement by its `lookup_key` columns (equal non-NULL values match)."""
+
+    input: int
+    stream_key: tuple[int, ...]
+    lookup_key: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class DeltaJoin:
+    """Inner equi-join of three or more inputs in one operator that arranges each input (by
+    each key it is probed on) and nothing else: no intermediate result is kept, as a chain of
+    binary joins keeps every running result (differential dataflow's delta join).
+
+    Input i's changes take path `paths[i]`: its stages probe the other inputs one after
+    another, the running rows being the inputs' columns side by side in path order (input i's,
+    then each stage's). The output is every input's columns side by side, in input order.
+
+    Example, orders(id, customer) ⋈ customers(id, nation) ⋈ nations(id) on o.customer = c.id
+    and c.nation = n.id:
+
+        DeltaJoin((O, C, N), paths=(
+            (DeltaStage(1, (1,), (0,)), DeltaStage(2, (3,), (0,))),   # dO: C by id, N by id
+            (DeltaStage(0, (0,), (1,)), DeltaStage(2, (1,), (0,))),   # dC: O by customer, N
+            (DeltaStage(1, (0,), (1,)), DeltaStage(0, (1,), (1,)))))  # dN: C by nation, O
+
+    arranges O by customer, C by id and by nation, N by id, where the chain
+    (O ⋈ C) ⋈ N would keep O by customer, C by id, O ⋈ C by nation and N by id."""
+
+    inputs: tuple["Plan", ...]
+    paths: tuple[tuple[DeltaStage, ...], ...]
+
+
+@dataclass(frozen=True)
 class Reduce:
     """GROUP BY `group_key` columns; output = key columns then one column per aggregate.
     With an empty key this is a global aggregate, which the planner wraps so that an empty input
@@ -229,7 +264,7 @@ class LetRec:
     names: tuple[str, ...] = ()  # the SQL names, for errors
 
 
-Plan = Union[Get, Constant, Map, Filter, Project, FlatMap, Join, Reduce, Distinct, Union_, Negate,
+Plan = Union[Get, Constant, Map, Filter, Project, FlatMap, Join, DeltaJoin, Reduce, Distinct, Union_, Negate,
              Threshold, TopK, ArrangeBy, IndexLookup, Window, LetRec]
 
 
@@ -248,6 +283,8 @@ def output_types(plan: Plan) -> tuple[SqlType, ...]:
         return output_types(plan.input) + plan.outputs
     if isinstance(plan, Join):
         return output_types(plan.left) + output_types(plan.right)
+    if isinstance(plan, DeltaJoin):
+        return tuple(t for p in plan.inputs for t in output_types(p))
     if isinstance(plan, Reduce):
         inner = output_types(plan.input)
         return tuple(inner[i] for i in plan.group_key) + tuple(a.type for a in plan.aggregates)
@@ -265,7 +302,7 @@ def children(plan: Plan) -> tuple[Plan, ...]:
         return ()
     if isinstance(plan, Join):
         return (plan.left, plan.right)
-    if isinstance(plan, Union_):
+    if isinstance(plan, (Union_, DeltaJoin)):
         return plan.inputs
     if isinstance(plan, LetRec):
         return tuple(plan.seeds or ()) + plan.values + (plan.body,)
@@ -276,7 +313,7 @@ def with_children(plan: Plan, kids: Sequence[Plan]) -> Plan:
     """`plan` with its children (in `children`' order) replaced by `kids`."""
     if isinstance(plan, Join):
         return replace(plan, left=kids[0], right=kids[1])
-    if isinstance(plan, Union_):
+    if isinstance(plan, (Union_, DeltaJoin)):
         return replace(plan, inputs=tuple(kids))
     if isinstance(plan, LetRec):
         n = len(plan.seeds or ())
@@ -365,6 +402,6 @@ def collections_read(plan: Plan) -> set[str]:
     return out
 
 
-__all__ = ["Get", "Constant", "Map", "Filter", "Project", "FlatMap", "Join", "Reduce", "Distinct",
+__all__ = ["Get", "Constant", "Map", "Filter", "Project", "FlatMap", "Join", "DeltaJoin", "DeltaStage", "Reduce", "Distinct",
            "Union_", "Negate", "Threshold", "TopK", "ArrangeBy", "IndexLookup", "Window", "WindowFunc", "WindowFrame", "LetRec", "Plan", "output_types", "children",
            "collections_read", "nodes", "INT8"]

@@ -21,13 +21,14 @@ from dataflow.batch import consolidate
 from dataflow.errors import SqlError
 from dataflow.exchange import Exchange
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES, Operator, Runtime, StepContext
+from dataflow.operators.delta_join import DeltaJoinOp
 from dataflow.operators.join import ArrangedInput, JoinOp, SharedInputJoinOp, SharedJoinOp
 from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
 from dataflow.operators.flat_map import FlatMapOp
 from dataflow.operators.stateless import ConstantOp, FilterOp, GetOp, MapOp, NegateOp, ProjectOp, UnionOp
 from dataflow.operators.topk import ArrangeByOp, TopKOp
 from dataflow.operators.window import WindowOp
-from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
+from dataflow.plan import (ArrangeBy, Constant, DeltaJoin, Distinct, Filter, FlatMap, Get, Join, LetRec, Map, Negate, Plan,
                            Project, Reduce, Threshold, TopK, Union_, Window, any_node, children,
                            collections_read, mentions_mz_now, nodes, output_types, passthrough_columns,
                            through_stateless)
@@ -159,6 +160,8 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
             right = _arranged(plan.right, sub(plan.right, 1), plan.right_key, rt, f"{path}.1", built)
             return SharedInputJoinOp(left, right, schema, rt)
         return JoinOp(sub(plan.left, 0), sub(plan.right, 1), plan.left_key, plan.right_key, schema, rt, path)
+    if isinstance(plan, DeltaJoin):
+        return _render_delta_join(plan, [sub(p, i) for i, p in enumerate(plan.inputs)], schema, rt, path, built)
     if isinstance(plan, Reduce):
         return ReduceOp(sub(plan.input, 0), plan.group_key, plan.aggregates, schema, rt, path, plan.monotonic)
     if isinstance(plan, Distinct):
@@ -173,6 +176,26 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
     if isinstance(plan, ArrangeBy):
         return ArrangeByOp(sub(plan.input, 0), plan.key, schema, rt, path)
     raise TypeError(f"unknown plan node {plan!r}")
+
+
+def _render_delta_join(plan: DeltaJoin, inputs: list[Operator], schema, rt: Runtime, path: str,
+                       built: dict) -> DeltaJoinOp:
+    """A DeltaJoinOp with one ArrangedInput per (input, key) its paths probe. An input arranged
+    by several keys (or also shuffled as a path's source) is stepped once for all of them."""
+    inputs = [op if isinstance(op, SharedOp) else _shared(op) for op in inputs]
+    arranged = {}
+    for stages in plan.paths:
+        for stage in stages:
+            i, key = stage.input, stage.lookup_key
+            if (i, key) not in arranged:
+                arranged[(i, key)] = _arranged(plan.inputs[i], inputs[i], key, rt, f"{path}.{i}", built)
+    return DeltaJoinOp(plan, inputs, arranged, schema, rt, path)
+
+
+def _shared(op: Operator) -> SharedOp:
+    shared = SharedOp(op)
+    shared.reads = op.reads  # (what lets a quiet input skip its exchanges)
+    return shared
 
 
 def _shared_side(plan: Join, rt: Runtime):

@@ -9,6 +9,8 @@ at every t < upper equals the reference at t.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from decimal import ROUND_HALF_UP, Decimal
@@ -21,8 +23,8 @@ from hypothesis import strategies as st
 from dataflow.batch import rows_of
 from dataflow.exchange import LocalExchange, ThreadExchange
 from dataflow.expr import Call, ColumnRef, Literal
-from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, Join, Map, Negate, Project,
-                           Reduce, Threshold, TopK, Union_)
+from dataflow.plan import (ArrangeBy, Constant, DeltaJoin, Distinct, Filter, FlatMap, Get, Join, Map, Negate,
+                           Project, Reduce, Threshold, TopK, Union_, output_types)
 from dataflow.render import Dataflow
 from dataflow.types import TypeKind, arrow_schema
 
@@ -146,6 +148,8 @@ def ref_eval(plan, env: dict[str, Counter]) -> Counter:
                 if tuple(r[i] for i in plan.right_key) == lk:
                     out[l + r] += cl * cr
         return _clean(out)
+    if isinstance(plan, DeltaJoin):
+        return _delta_join(plan, [ref_eval(p, env) for p in plan.inputs])
     if isinstance(plan, Reduce):
         groups: dict[tuple, list] = {}
         for r, c in ref_eval(plan.input, env).items():
@@ -186,6 +190,26 @@ def ref_eval(plan, env: dict[str, Counter]) -> Counter:
                 out[r] += 1
         return out
     raise TypeError(plan)
+
+
+def _delta_join(plan, inputs: list[Counter]) -> Counter:
+    """The cross product of the inputs where every stage of every path finds its keys equal
+    (and not NULL), each stage's columns mapped from its path's running rows to the output's."""
+    widths = [len(output_types(p)) for p in plan.inputs]
+    starts = [sum(widths[:i]) for i in range(len(widths))]
+    equal: set[tuple[int, int]] = set()
+    for source, stages in enumerate(plan.paths):
+        running = [starts[source] + c for c in range(widths[source])]
+        for stage in stages:
+            for a, b in zip(stage.stream_key, stage.lookup_key):
+                equal.add((running[a], starts[stage.input] + b))
+            running += [starts[stage.input] + c for c in range(widths[stage.input])]
+    out = Counter()
+    for combo in itertools.product(*(list(i.items()) for i in inputs)):
+        row = tuple(v for r, _ in combo for v in r)
+        if all(row[a] is not None and row[a] == row[b] for a, b in equal):
+            out[row] += math.prod(c for _, c in combo)
+    return _clean(out)
 
 
 # ------------------------------------------------------------------------------------------
