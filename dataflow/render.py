@@ -21,7 +21,7 @@ from dataflow.batch import consolidate
 from dataflow.errors import SqlError
 from dataflow.exchange import Exchange
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES, Operator, Runtime, StepContext
-from dataflow.operators.delta_join import DeltaJoinOp
+from dataflow.operators.delta_join import ArrangedSide, DeltaJoinOp, IndexSide, path_inputs
 from dataflow.operators.join import ArrangedInput, JoinOp, SharedInputJoinOp, SharedJoinOp
 from dataflow.operators.reduce import DistinctOp, ReduceOp, ThresholdOp
 from dataflow.operators.flat_map import FlatMapOp
@@ -180,16 +180,43 @@ def _render_node(plan: Plan, rt: Runtime, path: str, built: dict) -> Operator:
 
 def _render_delta_join(plan: DeltaJoin, inputs: list[Operator], schema, rt: Runtime, path: str,
                        built: dict) -> DeltaJoinOp:
-    """A DeltaJoinOp with one ArrangedInput per (input, key) its paths probe. An input arranged
-    by several keys (or also shuffled as a path's source) is stepped once for all of them."""
+    """A DeltaJoinOp with one side per (input, key) its paths probe: the index the input reads
+    when that key is the index's (`_index_side`), else an ArrangedInput (shared with other
+    joins). An input probed by several keys, or also shuffled as a path's source, is stepped
+    once for all of them."""
     inputs = [op if isinstance(op, SharedOp) else _shared(op) for op in inputs]
-    arranged = {}
-    for stages in plan.paths:
+    stream_types: dict[tuple[int, tuple[int, ...]], set] = {}
+    for source, stages in enumerate(plan.paths):
+        running = [t for i in path_inputs(plan, source) for t in output_types(plan.inputs[i])]
         for stage in stages:
-            i, key = stage.input, stage.lookup_key
-            if (i, key) not in arranged:
-                arranged[(i, key)] = _arranged(plan.inputs[i], inputs[i], key, rt, f"{path}.{i}", built)
-    return DeltaJoinOp(plan, inputs, arranged, schema, rt, path)
+            stream_types.setdefault((stage.input, stage.lookup_key), set()).add(
+                tuple(running[c] for c in stage.stream_key))
+    sides: dict = {}
+    for (i, key), probed_with in stream_types.items():
+        index = _index_side(plan.inputs[i], key, probed_with, rt)
+        if index is not None:
+            arrangement, current, width, chain = index
+            sides[(i, key)] = IndexSide(inputs[i], key, arrangement, current, width, chain)
+        else:
+            sides[(i, key)] = ArrangedSide(_arranged(plan.inputs[i], inputs[i], key, rt, f"{path}.{i}", built))
+    return DeltaJoinOp(plan, inputs, sides, schema, rt, path)
+
+
+def _index_side(input: Plan, key: tuple[int, ...], probed_with: set, rt: Runtime):
+    """(arrangement, still current?, index width, the input's chain over the index) when
+    `input` reads an index this worker maintains whose key is exactly `key` (columns of the
+    index carried unchanged) and every path probes it with keys of the index key's types (so
+    both are partitioned alike)."""
+    node, chain = through_stateless(input)
+    if not isinstance(node, Get) or node.id not in rt.shared:
+        return None
+    index_key, arrangement, current = rt.shared[node.id]
+    columns = passthrough_columns(chain, len(node.types))
+    if tuple(columns[k] for k in key) != tuple(index_key):
+        return None
+    if probed_with != {tuple(node.types[i] for i in index_key)}:
+        return None
+    return arrangement, current, len(node.types), chain
 
 
 def _shared(op: Operator) -> SharedOp:

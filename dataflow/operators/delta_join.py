@@ -18,7 +18,8 @@ B's paths have nothing to send; C's path probes B by its second column (A's and 
 after the step, with no change) and then A by B's first: one row (1, 1, 2, 2).
 
 The arrangements are `join.ArrangedInput`s, shared with any other join of the dataflow that
-arranges the same input by the same key. Between two probes the running rows are exchanged
+arranges the same input by the same key, or an index's, probed in place where an input reads
+an index on the key it is probed by (`IndexSide`). Between two probes the running rows are exchanged
 to the workers owning the next key; every worker makes the same exchanges in the same order,
 and an input that changed on no worker (`Operator.quiet`) sends nothing at all.
 """
@@ -26,10 +27,13 @@ and an input that changed on no worker (`Operator.quiet`) sends nothing at all.
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from dataflow.batch import concat, hash_columns
+from dataflow.arrangement import Arrangement
+from dataflow.batch import DIFF, TIME, concat, hash_columns
 from dataflow.operators.base import Operator, Runtime, StepContext
-from dataflow.operators.join import ArrangedInput, _drop_null_keys, join_delta
+from dataflow.operators.join import (ArrangedInput, SideChain, _drop_null_keys, index_rebuilt, join_delta,
+                                     through_side_chain)
 from dataflow.plan import DeltaJoin, DeltaStage, output_types
 from dataflow.types import arrow_schema
 
@@ -50,10 +54,79 @@ def path_columns(plan: DeltaJoin, source: int) -> list[int]:
     return [start[i] + c for i in range(len(plan.inputs)) for c in range(widths[i])]
 
 
+class ArrangedSide:
+    """An input the join arranges itself (`ArrangedInput`, shared with other joins of the
+    dataflow): before this step in its arrangement, this step's changes beside it."""
+
+    def __init__(self, arranged: ArrangedInput) -> None:
+        self.arranged = arranged
+
+    @property
+    def delta(self) -> pa.Table:
+        return self.arranged.delta
+
+    def step(self, ctx: StepContext) -> None:
+        self.arranged.step(ctx)
+
+    def probe(self, rows: pa.Table, key: tuple[int, ...], hashes, after: bool, upper: int,
+              limit: int) -> list[pa.Table | None]:
+        a = self.arranged
+        out = [join_delta(rows, key, a.arrangement, True, hashes, limit)]
+        if after and a.delta is not None and a.delta.num_rows:
+            out.append(join_delta(rows, key, a.delta_arrangement(), True, hashes, limit))
+        return out
+
+
+class IndexSide:
+    """An input read from an index this worker maintains, probed in place on the index's key
+    (a shared arrangement, as `join.SharedJoinOp` reads one): the index has stepped to at least
+    this step's upper, so its arrangement holds the input *after* this step, and possibly later
+    updates, which the time filter drops. The state before the step is that minus the step's
+    changes (the index's own updates, already partitioned by its key):
+
+        rows ⋈ S_before  =  rows ⋈ S_after[< upper]  -  rows ⋈ dS
+
+    `op` reads the index under the input's chain of projections, filters and maps; a match's
+    index row goes through that chain (`SideChain`)."""
+
+    def __init__(self, op: Operator, key: tuple[int, ...], arrangement, current, width: int, chain: tuple) -> None:
+        self.op, self.key, self.arrangement, self.current = op, key, arrangement, current
+        self.width, self.side = width, SideChain(chain)
+        self.delta: pa.Table | None = None
+        self._delta_arrangement: Arrangement | None = None
+        self._ctx: StepContext | None = None
+
+    def step(self, ctx: StepContext) -> None:
+        if self._ctx is not ctx:
+            self.delta = _drop_null_keys(self.op.step(ctx), self.key)
+            self._delta_arrangement, self._ctx = None, ctx
+
+    def probe(self, rows: pa.Table, key: tuple[int, ...], hashes, after: bool, upper: int,
+              limit: int) -> list[pa.Table | None]:
+        if not self.current():
+            raise index_rebuilt()
+        out: list[pa.Table | None] = []
+        full = join_delta(rows, key, self.arrangement, True, hashes, limit)
+        if full is not None:
+            full = full.filter(pc.less(full[TIME], pa.scalar(upper, pa.uint64())))
+            out.append(through_side_chain(full, self.side, self.width, False))
+        if not after and self.delta.num_rows:
+            if self._delta_arrangement is None:
+                self._delta_arrangement = Arrangement(self.key)
+                self._delta_arrangement.insert(self.delta)
+            undo = join_delta(rows, key, self._delta_arrangement, True, hashes, limit)
+            if undo is not None:
+                out.append(undo.set_column(undo.num_columns - 1, DIFF, pc.negate(undo[DIFF])))
+        return out
+
+
+Side = ArrangedSide | IndexSide
+
+
 class DeltaJoinOp(Operator):
-    def __init__(self, plan: DeltaJoin, inputs: list[Operator], arranged: dict[tuple[int, tuple[int, ...]], ArrangedInput],
+    def __init__(self, plan: DeltaJoin, inputs: list[Operator], sides: dict[tuple[int, tuple[int, ...]], Side],
                  schema: pa.Schema, rt: Runtime, path: str):
-        self.inputs, self.arranged, self.schema, self.rt, self.path = inputs, arranged, schema, rt, path
+        self.inputs, self.sides, self.schema, self.rt, self.path = inputs, sides, schema, rt, path
         self.paths = plan.paths
         types = [output_types(p) for p in plan.inputs]
         # The schema of each path's running rows after each stage, and the output's order.
@@ -69,8 +142,8 @@ class DeltaJoinOp(Operator):
             self.reorder.append(path_columns(plan, source))
 
     def step(self, ctx: StepContext) -> pa.Table:
-        for a in self.arranged.values():
-            a.step(ctx)
+        for side in self.sides.values():
+            side.step(ctx)
         parts = []
         for source, stages in enumerate(self.paths):
             if self.inputs[source].quiet(ctx):
@@ -79,11 +152,11 @@ class DeltaJoinOp(Operator):
         return concat(parts, self.schema)
 
     def _source_delta(self, source: int, key: tuple[int, ...], ctx: StepContext) -> pa.Table:
-        """Input `source`'s changes in this step, shuffled by `key`: an arrangement's delta
-        when the join arranges that input by that key anyway."""
-        arranged = self.arranged.get((source, key))
-        if arranged is not None:
-            return arranged.delta
+        """Input `source`'s changes in this step, partitioned by `key`: those of its
+        arrangement (or index) by that key when the join has one."""
+        side = self.sides.get((source, key))
+        if side is not None:
+            return side.delta
         return self.rt.shuffle_input(f"{self.path}/delta-{source}", self.inputs[source], ctx, key)
 
     def _run_path(self, source: int, stages: tuple[DeltaStage, ...], ctx: StepContext) -> pa.Table:
@@ -91,22 +164,18 @@ class DeltaJoinOp(Operator):
         for n, stage in enumerate(stages):
             if n:
                 rows = self.rt.shuffle(f"{self.path}/delta-{source}.{n}", rows, stage.stream_key)
-            after = stage.input < source
-            rows = self.rt.guarded(self.stage_schemas[source][n],
-                                   lambda rows=rows, stage=stage, after=after, n=n:
-                                   self._probe(rows, stage, after, self.stage_schemas[source][n]))
+            schema = self.stage_schemas[source][n]
+            rows = self.rt.guarded(schema, lambda rows=rows, stage=stage, schema=schema:
+                                   self._probe(rows, stage, stage.input < source, ctx.upper, schema))
         width = rows.num_columns
         return rows.select(self.reorder[source] + [width - 2, width - 1]).rename_columns(self.schema.names)
 
-    def _probe(self, rows: pa.Table, stage: DeltaStage, after: bool, schema: pa.Schema) -> pa.Table:
+    def _probe(self, rows: pa.Table, stage: DeltaStage, after: bool, upper: int, schema: pa.Schema) -> pa.Table:
         """`rows` ⋈ the stage's input, in its state before this step or (`after`) after it."""
         rows = _drop_null_keys(rows, stage.stream_key)
         if rows.num_rows == 0:
             return schema.empty_table()
-        arranged, limit = self.arranged[(stage.input, stage.lookup_key)], self.rt.step_limit_bytes
-        states = [arranged.arrangement]
-        if after and arranged.delta is not None and arranged.delta.num_rows:
-            states.append(arranged.delta_arrangement())
         hashes = hash_columns(rows, stage.stream_key)  # (one hash of the keys for both states)
-        out = [join_delta(rows, stage.stream_key, state, True, hashes, limit) for state in states]
+        side = self.sides[(stage.input, stage.lookup_key)]
+        out = side.probe(rows, stage.stream_key, hashes, after, upper, self.rt.step_limit_bytes)
         return concat([o.rename_columns(schema.names).cast(schema) for o in out if o is not None], schema)

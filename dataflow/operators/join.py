@@ -210,9 +210,7 @@ class SharedJoinOp(Operator):
 
     def _apply(self, do: pa.Table, ds: pa.Table, upper: int) -> pa.Table:
         if not self.current():
-            raise SqlError("40001",  # serialization_failure: clients retry it
-                           "could not complete the read: an index it reads was rebuilt meanwhile",
-                           hint="Run the query again.")
+            raise index_rebuilt()
         do, ds = _drop_null_keys(do, self.ok), _drop_null_keys(ds, self.sk)
         parts = []
         if ds.num_rows:  # O_before ⋈ dS: before dO joins the trace
@@ -221,7 +219,8 @@ class SharedJoinOp(Operator):
             h = hash_columns(do, self.ok)
             full = join_delta(do, self.ok, self.arrangement, not self.shared_is_left, h, self.rt.step_limit_bytes)
             if full is not None:
-                parts.append(self._project_shared(full.filter(pc.less(full[TIME], pa.scalar(upper, pa.uint64())))))
+                before_upper = full.filter(pc.less(full[TIME], pa.scalar(upper, pa.uint64())))
+                parts.append(through_side_chain(before_upper, self.side, self.width, self.shared_is_left))
             self.otrace.insert(do, h)
         self.otrace.compact(upper)
         parts = [p.rename_columns(self.schema.names).cast(self.schema) for p in parts if p is not None]
@@ -229,19 +228,25 @@ class SharedJoinOp(Operator):
             return self.schema.empty_table()
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
-    def _project_shared(self, full: pa.Table) -> pa.Table:
-        """dO ⋈ S matches (the index's columns beside the other side's) with the index's
-        columns put through the shared side's chain."""
-        n_other = full.num_columns - 2 - self.width
-        cols = [full.column(i) for i in range(full.num_columns - 2)]
-        index_cols, other = (cols[:self.width], cols[self.width:]) if self.shared_is_left else \
-            (cols[n_other:], cols[:n_other])
-        side, rows = self.side.apply(index_cols, full[TIME], full[DIFF])
-        time, diff = full[TIME], full[DIFF]
-        if rows is not None:  # (a filter dropped some matches)
-            taken = pa.array(rows)
-            other, time, diff = [c.take(taken) for c in other], time.take(taken), diff.take(taken)
-        return make_batch(side + other if self.shared_is_left else other + side, time, diff)
+
+def through_side_chain(full: pa.Table, side: "SideChain", width: int, shared_is_left: bool) -> pa.Table:
+    """Matches of rows with an index (the index's `width` columns beside the other side's)
+    with the index's columns put through the shared side's chain."""
+    n_other = full.num_columns - 2 - width
+    cols = [full.column(i) for i in range(full.num_columns - 2)]
+    index_cols, other = (cols[:width], cols[width:]) if shared_is_left else (cols[n_other:], cols[:n_other])
+    side_cols, rows = side.apply(index_cols, full[TIME], full[DIFF])
+    time, diff = full[TIME], full[DIFF]
+    if rows is not None:  # (a filter dropped some matches)
+        taken = pa.array(rows)
+        other, time, diff = [c.take(taken) for c in other], time.take(taken), diff.take(taken)
+    return make_batch(side_cols + other if shared_is_left else other + side_cols, time, diff)
+
+
+def index_rebuilt() -> SqlError:
+    return SqlError("40001",  # serialization_failure: clients retry it
+                    "could not complete the read: an index it reads was rebuilt meanwhile",
+                    hint="Run the query again.")
 
 
 class SideChain:
