@@ -198,7 +198,10 @@ def _render_delta_join(plan: DeltaJoin, inputs: list[Operator], schema, rt: Runt
             arrangement, current, width, chain = index
             sides[(i, key)] = IndexSide(inputs[i], key, arrangement, current, width, chain)
         else:
-            sides[(i, key)] = ArrangedSide(_arranged(plan.inputs[i], inputs[i], key, rt, f"{path}.{i}", built))
+            # (an input arranged by two keys exchanges on two channels: workers match exchanges
+            # by step and channel)
+            channel = f"{path}.{i}.by" + "-".join(map(str, key))
+            sides[(i, key)] = ArrangedSide(_arranged(plan.inputs[i], inputs[i], key, rt, channel, built))
     return DeltaJoinOp(plan, inputs, sides, schema, rt, path)
 
 
@@ -278,6 +281,7 @@ class Dataflow:
             if id in inputs and inputs[id].num_rows:  # never drop an update
                 raise AssertionError(f"input {id} is said unchanged but has {inputs[id].num_rows} updates")
         ctx = StepContext(inputs, upper, self._first, quiet, whole or {})
+        self._rt.step_channels.clear()
         out = self.root.step(ctx)
         self._first = False
         self.upper = upper

@@ -8,9 +8,12 @@ Filter (#0 > 5)
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from dataflow.expr import AggregateExpr, Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.plan import (ArrangeBy, Constant, Distinct, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project,
-                           Reduce, Threshold, TopK, Window, WindowFrame, children, through_stateless)
+from dataflow.plan import (ArrangeBy, Constant, DeltaJoin, Distinct, Filter, FlatMap, Get, IndexLookup, Join, Map, Plan, Project,
+                           Reduce, Threshold, TopK, Window, WindowFrame, children, passthrough_columns,
+                           through_stateless)
 from planner.statements import Finishing
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "mul_rounded": "*", "div": "/", "mod": "%", "eq": "=",
@@ -81,7 +84,7 @@ def _frame(frame: WindowFrame) -> str:
     return f" {frame.mode} between {bound(frame.start)} and {bound(frame.end)}{exclude}"
 
 
-def _line(p: Plan, indexes: frozenset[str] = frozenset()) -> str:
+def _line(p: Plan, indexes: Mapping[str, tuple[int, ...]] = {}) -> str:
     if isinstance(p, Get):
         return f"Get {p.id}"
     if isinstance(p, IndexLookup):
@@ -110,6 +113,8 @@ def _line(p: Plan, indexes: frozenset[str] = frozenset()) -> str:
             return f"{name} by [{_cols(key)}]"
         arranged = f"  arranges: {side('left', p.left, p.left_key)}, {side('right', p.right, p.right_key)}"
         return (f"Join on=({keys})" if keys else "CrossJoin") + arranged
+    if isinstance(p, DeltaJoin):
+        return _delta_join(p, indexes)
     if isinstance(p, Reduce):
         extremum_kept = p.monotonic and any(a.func in ("min", "max") for a in p.aggregates)
         keeps = "the group's count and accumulators" if not any(
@@ -135,12 +140,30 @@ def _line(p: Plan, indexes: frozenset[str] = frozenset()) -> str:
     return type(p).__name__.rstrip("_")
 
 
-def render_plan(plan: Plan, indent: int = 0, indexes: frozenset[str] = frozenset()) -> str:
+def _delta_join(p: DeltaJoin, indexes: Mapping[str, tuple[int, ...]]) -> str:
+    """One path per input (`%i` is input i; `%j[#c]` probes input j by its columns c) and
+    each (input, key) arrangement once: the join's own, or an index's, probed in place."""
+    paths = "; ".join(f"%{source} " + " ".join(f"» %{s.input}[{_cols(s.lookup_key)}]" for s in stages)
+                      for source, stages in enumerate(p.paths))
+    arranged: list[str] = []
+    for stages in p.paths:
+        for s in stages:
+            node, chain = through_stateless(p.inputs[s.input])
+            shared = isinstance(node, Get) and node.id in indexes and \
+                tuple(passthrough_columns(chain, len(node.types))[k] for k in s.lookup_key) == indexes[node.id]
+            what = f"%{s.input}: index {node.id}'s arrangement, shared" if shared \
+                else f"%{s.input} by [{_cols(s.lookup_key)}]"
+            if what not in arranged:
+                arranged.append(what)
+    return f"DeltaJoin paths=({paths})  arranges: {', '.join(arranged)}"
+
+
+def render_plan(plan: Plan, indent: int = 0, indexes: Mapping[str, tuple[int, ...]] = {}) -> str:
     """The plan as an indented tree. A sub-plan read by several nodes (an outer join reads its
     inputs twice; the dataflow builds it once) is printed in full where it first appears,
     marked `[shared lN]`, and as `Shared lN` where it appears again: nested outer joins share
     sub-plans at every level, and printing each path would take exponential space. `indexes`:
-    the ids of indexes, whose arrangements a join probes in place."""
+    the indexes (by id, with their keys), whose arrangements a join probes in place."""
     counts: dict[int, int] = {}
 
     def count(p: Plan) -> None:
@@ -170,7 +193,7 @@ def render_plan(plan: Plan, indent: int = 0, indexes: frozenset[str] = frozenset
     return "\n".join(lines)
 
 
-def render_select(plan: Plan, finishing: Finishing, indexes: frozenset[str] = frozenset()) -> str:
+def render_select(plan: Plan, finishing: Finishing, indexes: Mapping[str, tuple[int, ...]] = {}) -> str:
     text = render_plan(plan, indexes=indexes)
     if finishing != Finishing():
         parts = []

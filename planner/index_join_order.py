@@ -40,7 +40,7 @@ MAX_RELATIONS = 12  # orders are searched greedily from each start: quadratic, k
 
 
 @dataclass
-class _Chain:
+class JoinChain:
     """A flattened join chain. Every column of every relation has a global id (relations' columns
     side by side, in flattening order)."""
 
@@ -86,22 +86,22 @@ def order_joins_for_indexes(plan: Plan, index_keys: IndexKeys) -> Plan:
     return visit(plan)
 
 
-def _leads_to_join(node: Plan) -> bool:
+def leads_to_join(node: Plan) -> bool:
     while isinstance(node, (Project, Filter)):
         node = node.input
     return isinstance(node, Join)
 
 
-def _flatten(node: Plan, chain: _Chain, parents: dict[int, int], top: bool) -> list[int]:
+def flatten_chain(node: Plan, chain: JoinChain, parents: dict[int, int], top: bool) -> list[int]:
     """Add `node`'s relations to `chain`; return its output columns as global ids."""
     interior = top or parents.get(id(node), 0) <= 1
     if interior and isinstance(node, Join):
-        left = _flatten(node.left, chain, parents, False)
-        right = _flatten(node.right, chain, parents, False)
+        left = flatten_chain(node.left, chain, parents, False)
+        right = flatten_chain(node.right, chain, parents, False)
         chain.edges.extend((left[a], right[b]) for a, b in zip(node.left_key, node.right_key))
         return left + right
-    if interior and isinstance(node, (Filter, Project)) and _leads_to_join(node.input):
-        cols = _flatten(node.input, chain, parents, False)
+    if interior and isinstance(node, (Filter, Project)) and leads_to_join(node.input):
+        cols = flatten_chain(node.input, chain, parents, False)
         if isinstance(node, Project):
             return [cols[c] for c in node.columns]
         mapping = dict(enumerate(cols))
@@ -112,10 +112,10 @@ def _flatten(node: Plan, chain: _Chain, parents: dict[int, int], top: bool) -> l
 
 def _reorder(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
              visit: Callable[[Plan], Plan]) -> Plan | None:
-    if not _leads_to_join(node):
+    if not leads_to_join(node):
         return None
-    chain = _Chain()
-    output = _flatten(node, chain, parents, True)
+    chain = JoinChain()
+    output = flatten_chain(node, chain, parents, True)
     n = len(chain.relations)
     if n < 3 or n > MAX_RELATIONS:
         return None
@@ -133,7 +133,7 @@ def _reorder(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
     return _build(chain, best, relations, output, servable)
 
 
-def _key_pairs(chain: _Chain, joined: set[int], r: int) -> list[tuple[int, int]]:
+def key_pairs(chain: JoinChain, joined: set[int], r: int) -> list[tuple[int, int]]:
     """(global id on the joined side, local column of relation r) of every equality between
     the relations in `joined` and relation r, in the order they were written."""
     pairs = []
@@ -146,7 +146,7 @@ def _key_pairs(chain: _Chain, joined: set[int], r: int) -> list[tuple[int, int]]
     return pairs
 
 
-def _served(pairs: list[tuple[int, int]], keys: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+def served_key(pairs: list[tuple[int, int]], keys: list[tuple[int, ...]]) -> tuple[int, ...] | None:
     """The index key (local columns) these join key pairs can be put in the order of, if any."""
     local = [c for _, c in pairs]
     for key in keys:
@@ -155,27 +155,27 @@ def _served(pairs: list[tuple[int, int]], keys: list[tuple[int, ...]]) -> tuple[
     return None
 
 
-def _join_keys(chain: _Chain, order: list[int], step: int, joined: set[int],
+def _join_keys(chain: JoinChain, order: list[int], step: int, joined: set[int],
                servable: list[list[tuple[int, ...]]]) -> tuple[list[tuple[int, int]], bool]:
     """The key pairs of the join adding relation order[step + 1] to `joined`, put in the order
     of an index that serves them, and whether one does: the added relation's, else (the first
     join) its left input's. A join reads at most one index in place."""
     first, r = order[0], order[step + 1]
-    pairs = _key_pairs(chain, joined, r)
-    key = _served(pairs, servable[r])
+    pairs = key_pairs(chain, joined, r)
+    key = served_key(pairs, servable[r])
     if key is not None:
         by_local = {b: (a, b) for a, b in pairs}
         return [by_local[k] for k in key], True
     if step == 0:
         back = [(b + chain.first_column[r], a - chain.first_column[first]) for a, b in pairs]
-        left_key = _served(back, servable[first])
+        left_key = served_key(back, servable[first])
         if left_key is not None:
             by_left = {a - chain.first_column[first]: (a, b) for a, b in pairs}
             return [by_left[k] for k in left_key], True
     return pairs, False
 
 
-def _score(chain: _Chain, order: list[int], servable: list[list[tuple[int, ...]]]) -> int:
+def _score(chain: JoinChain, order: list[int], servable: list[list[tuple[int, ...]]]) -> int:
     """How many joins of the left-deep chain in `order` read an index in place."""
     score, joined = 0, {order[0]}
     for step, r in enumerate(order[1:]):
@@ -184,14 +184,14 @@ def _score(chain: _Chain, order: list[int], servable: list[list[tuple[int, ...]]
     return score
 
 
-def _greedy(chain: _Chain, start: int, servable: list[list[tuple[int, ...]]]) -> list[int]:
+def _greedy(chain: JoinChain, start: int, servable: list[list[tuple[int, ...]]]) -> list[int]:
     """An order from `start`: next, a connected relation whose index serves its join key, else
     any connected one, else (a cross product) the first left; ties in written order."""
     order, joined = [start], {start}
     rest = [r for r in range(len(chain.relations)) if r != start]
     while rest:
-        connected = [r for r in rest if _key_pairs(chain, joined, r)]
-        served = [r for r in connected if _served(_key_pairs(chain, joined, r), servable[r]) is not None]
+        connected = [r for r in rest if key_pairs(chain, joined, r)]
+        served = [r for r in connected if served_key(key_pairs(chain, joined, r), servable[r]) is not None]
         nxt = (served or connected or rest)[0]
         order.append(nxt)
         joined.add(nxt)
@@ -199,7 +199,7 @@ def _greedy(chain: _Chain, start: int, servable: list[list[tuple[int, ...]]]) ->
     return order
 
 
-def _build(chain: _Chain, order: list[int], relations: list[Plan], output: list[int],
+def _build(chain: JoinChain, order: list[int], relations: list[Plan], output: list[int],
            servable: list[list[tuple[int, ...]]]) -> Plan:
     pending = [c for c in chain.conditions if "mz_now" not in repr(c)]
     last = [c for c in chain.conditions if "mz_now" in repr(c)]
@@ -234,7 +234,7 @@ def _build(chain: _Chain, order: list[int], relations: list[Plan], output: list[
     return Project(acc, columns)
 
 
-def _narrow(acc: Plan, cols: list[int], chain: _Chain, joined: set[int], output: list[int],
+def _narrow(acc: Plan, cols: list[int], chain: JoinChain, joined: set[int], output: list[int],
             unplaced: list[ScalarExpr]) -> tuple[Plan, list[int]]:
     """Drop the running result's columns nothing later reads (the chain's output, the keys of
     joins to come, conditions not yet placed)."""

@@ -138,7 +138,7 @@ def _explain(ast: m.Explain, ctx: PlanContext) -> ExplainPlan:
     from planner.index_lookup import use_index_lookups
     from planner.shared_arrangements import use_shared_arrangements
 
-    indexes = frozenset(i.id for i in ctx.catalog.items() if i.kind is ItemKind.INDEX)
+    indexes = {i.id: tuple(i.index_key) for i in ctx.catalog.items() if i.kind is ItemKind.INDEX}
     if ast.target_kind is not None:
         item = resolve_item(ast.inner, ctx)
         if item.kind.value != ast.target_kind:

@@ -27,8 +27,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from catalog.items import CatalogReader, ItemKind
-from dataflow.plan import (Filter, Get, Join, LetRec, Map, Plan, Project, any_node, children, passthrough_columns,
+from dataflow.plan import (DeltaJoin, Filter, Get, Join, LetRec, Map, Plan, Project, any_node, children, passthrough_columns,
                            through_stateless, with_children)
+from planner.delta_joins import plan_delta_joins
 from planner.index_join_order import order_joins_for_indexes
 from planner.index_lookup import indexes_in_cluster
 
@@ -109,8 +110,10 @@ def use_shared_arrangements(plan: Plan, catalog: CatalogReader, cluster: str | N
             done[id(node)] = rewrite(node)
         return done[id(node)]
 
-    # Joins first put in an order that lets more of them read an index.
-    plan = order_joins_for_indexes(plan, lambda side: _servable_keys(side, catalog, cluster, allowed))
+    # Joins first put in an order that lets more of them read an index, then chains that a
+    # delta join arranges less for made one.
+    servable = lambda side: _servable_keys(side, catalog, cluster, allowed)  # noqa: E731
+    plan = plan_delta_joins(order_joins_for_indexes(plan, servable), servable)
 
     def rewrite(node: Plan) -> Plan:
         if isinstance(node, LetRec):
@@ -126,6 +129,15 @@ def use_shared_arrangements(plan: Plan, catalog: CatalogReader, cluster: str | N
             left = _shared_side(node.left, node.left_key, catalog, cluster, allowed)
             if left is not None and left is not node.left:
                 return replace(node, left=left)
+        if isinstance(node, DeltaJoin):
+            inputs = list(node.inputs)
+            for stages in node.paths:
+                for stage in stages:
+                    shared = _shared_side(node.inputs[stage.input], stage.lookup_key, catalog, cluster, allowed)
+                    if shared is not None and inputs[stage.input] is node.inputs[stage.input]:
+                        inputs[stage.input] = shared
+            if any(a is not b for a, b in zip(inputs, node.inputs)):
+                return replace(node, inputs=tuple(inputs))
         return node
 
     return visit(plan)

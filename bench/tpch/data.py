@@ -85,6 +85,17 @@ ORACLE_INDEXES = ["lineitem (l_partkey, l_suppkey)", "lineitem (l_orderkey)",
                   "part (p_partkey)", "customer (c_custkey)", "supplier (s_suppkey)"]
 
 
+# Indexes on each table's key, for Slipstream: joins on these keys probe them in place, and
+# chains of joins become delta joins where that arranges less (planner/delta_joins.py).
+KEY_INDEXES = ["customer (c_custkey)", "orders (o_orderkey)", "lineitem (l_orderkey)", "part (p_partkey)",
+               "supplier (s_suppkey)", "nation (n_nationkey)", "region (r_regionkey)", "partsupp (ps_partkey)"]
+
+
+def create_key_indexes(conn, prefix: str = "") -> None:
+    for spec in KEY_INDEXES:
+        conn.execute(f"CREATE INDEX ON {prefix}{spec}")
+
+
 def create_oracle_indexes(conn) -> None:
     for i, spec in enumerate(ORACLE_INDEXES):
         conn.execute(f"CREATE INDEX tpch_oracle_{i} ON {spec}")

@@ -31,10 +31,16 @@ class Runtime:
     # The indexes this worker maintains, by collection id: (key columns, arrangement). A join
     # that reads one on its key probes it in place (operators.join.SharedJoinOp).
     shared: dict = field(default_factory=dict)
+    # The channels exchanged on in this step: workers match exchanges by (step, channel), so two
+    # exchanges of one step on one channel would take each other's rows (or wait forever).
+    step_channels: set[str] = field(default_factory=set)
 
     def shuffle(self, channel: str, batch: pa.Table, key: Sequence[int]) -> pa.Table:
         if self.exchange.worker_count == 1:
             return batch
+        if channel in self.step_channels:
+            raise AssertionError(f"exchange channel {channel!r} used twice in one step")
+        self.step_channels.add(channel)
         return self.exchange.shuffle(channel, batch, tuple(key))
 
     def shuffle_input(self, channel: str, input: "Operator", ctx: "StepContext", key: Sequence[int]) -> pa.Table:

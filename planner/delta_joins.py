@@ -1,0 +1,136 @@
+"""Rule: plan a chain of three or more inner joins as one delta join where that keeps fewer
+arrangements than the chain of binary joins.
+
+A chain of binary joins arranges both inputs of every join: the relations, and every running
+result (`(A ⋈ B)` arranged by C's key), which holds as many rows as the join so far. A delta
+join (`dataflow.operators.delta_join`) arranges the relations only, each by every key it is
+probed on, and none at all where a relation reads an index on that key (the workers hold that
+arrangement already, `shared_arrangements`). This rule counts the arrangements each would build
+(an index read in place counts none) and takes the delta join when it builds fewer.
+
+Example, TPC-H's customer ⋈ orders ⋈ lineitem (c_custkey = o_custkey, o_orderkey = l_orderkey)
+with indexes on customer (c_custkey), orders (o_orderkey) and lineitem (l_orderkey):
+
+    (lineitem ⋈ orders) ⋈ customer: lineitem by l_orderkey (orders' index read in place),
+        then lineitem ⋈ orders by o_custkey (customer's index read in place): 2 arrangements,
+        one of them as large as lineitem joined with orders
+  ->  DeltaJoin(customer, orders, lineitem): orders by o_custkey; customer's, orders' and
+        lineitem's indexes read in place: 1 arrangement
+
+Each relation's changes take their own path: to the connected relations one after another,
+preferring one probed on a key an index or an earlier path already arranges (so paths share
+arrangements), in written order otherwise. Each probe's key is every equality between the
+relations joined so far and the next one, in the order of the index that serves it if any
+(else by the next relation's columns, so that paths probing it on the same columns share one
+arrangement). The chain's other conditions filter the delta join's output; a chain with a
+cross product (a relation no equality connects) stays as it is, as do sub-plans several
+parents read and recursive bindings.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from dataflow.plan import DeltaJoin, DeltaStage, Filter, Join, LetRec, Plan, Project, children, with_children
+from planner.index_join_order import (MAX_RELATIONS, IndexKeys, JoinChain, flatten_chain, key_pairs,
+                                      leads_to_join, served_key)
+from planner.rules.rewrite import parent_counts
+
+
+def plan_delta_joins(plan: Plan, index_keys: IndexKeys) -> Plan:
+    """`plan` with each join chain that a delta join arranges less for planned as one."""
+    parents = parent_counts(plan)
+    done: dict[int, Plan] = {}
+
+    def visit(node: Plan) -> Plan:
+        key = id(node)
+        if key not in done:
+            result = None if isinstance(node, LetRec) else _delta_join(node, parents, index_keys, visit)
+            if result is None and not isinstance(node, LetRec):
+                kids = children(node)
+                new = tuple(visit(k) for k in kids)
+                result = with_children(node, new) if any(a is not b for a, b in zip(kids, new)) else node
+            done[key] = node if result is None else result
+        return done[key]
+
+    return visit(plan)
+
+
+def _delta_join(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
+                visit: Callable[[Plan], Plan]) -> Plan | None:
+    if not leads_to_join(node):
+        return None
+    chain = JoinChain()
+    output = flatten_chain(node, chain, parents, True)
+    n = len(chain.relations)
+    if n < 3 or n > MAX_RELATIONS:
+        return None
+    servable = [index_keys(r) for r in chain.relations]
+    paths = _paths(chain, servable)
+    if paths is None:
+        return None
+    arranged = {(s.input, s.lookup_key) for path in paths for s in path}
+    if sum(s[1] not in servable[s[0]] for s in arranged) >= _chain_arrangements(node, parents, True, index_keys):
+        return None
+    join: Plan = DeltaJoin(tuple(visit(r) for r in chain.relations), paths)
+    if chain.conditions:  # (over global column ids: the delta join's output columns)
+        join = Filter(join, tuple(chain.conditions))
+    return Project(join, tuple(output))
+
+
+def _paths(chain: JoinChain, servable: list[list[tuple[int, ...]]]) -> tuple[tuple[DeltaStage, ...], ...] | None:
+    """Each relation's path, or None when some relation cannot reach every other one through
+    equalities (a cross product)."""
+    arranged: set[tuple[int, tuple[int, ...]]] = set()
+    paths = []
+    for source in range(len(chain.relations)):
+        joined, running, stages = {source}, chain.columns(source), []
+        while len(joined) < len(chain.relations):
+            options = []
+            for r in range(len(chain.relations)):
+                pairs = key_pairs(chain, joined, r) if r not in joined else []
+                if pairs:
+                    lookup, stream = _keys(pairs, servable[r], chain, running, r)
+                    free = lookup in servable[r] or (r, lookup) in arranged
+                    options.append((not free, r, lookup, stream))
+            if not options:
+                return None
+            _, r, lookup, stream = min(options)
+            stages.append(DeltaStage(r, stream, lookup))
+            arranged.add((r, lookup))
+            joined.add(r)
+            running = running + chain.columns(r)
+        paths.append(tuple(stages))
+    return tuple(paths)
+
+
+def _keys(pairs: list[tuple[int, int]], servable: list[tuple[int, ...]], chain: JoinChain,
+          running: list[int], r: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """(lookup key in relation r's columns, stream key in the running rows' columns) of the
+    equalities `pairs`: in the order of an index that serves them, else by r's columns."""
+    index_key = served_key(pairs, servable)
+    if index_key is not None:
+        by_local = {b: (a, b) for a, b in pairs}
+        pairs = [by_local[k] for k in index_key]
+    else:
+        pairs = sorted(pairs, key=lambda p: p[1])
+    position = {g: i for i, g in enumerate(running)}
+    return tuple(b for _, b in pairs), tuple(position[a] for a, _ in pairs)
+
+
+def _chain_arrangements(node: Plan, parents: dict[int, int], top: bool, index_keys: IndexKeys) -> int:
+    """How many arrangements the chain of binary joins under `node` builds: two per join, one
+    where a side reads an index on its key in place (a join reads at most one)."""
+    interior = top or parents.get(id(node), 0) <= 1
+    if interior and isinstance(node, Join):
+        own = 2
+        for side, key in ((node.right, node.right_key), (node.left, node.left_key)):
+            if not (leads_to_join(side) and parents.get(id(side), 0) <= 1) and key in index_keys(side):
+                own = 1
+                break
+        return own + _chain_arrangements(node.left, parents, False, index_keys) + \
+            _chain_arrangements(node.right, parents, False, index_keys)
+    if interior and isinstance(node, (Filter, Project)) and leads_to_join(node.input):
+        return _chain_arrangements(node.input, parents, False, index_keys)
+    return 0
+
