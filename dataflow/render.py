@@ -41,16 +41,15 @@ class SharedOp(Operator):
 
     def __init__(self, inner: Operator) -> None:
         self.inner, self.schema = inner, inner.schema
-        self._ctx: StepContext | None = None
-        self._out: pa.Table | None = None
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
 
     def step(self, ctx: StepContext) -> pa.Table:
-        if self._ctx is not ctx:
-            self._out, self._ctx = self.inner.step(ctx), ctx
-        return self._out
+        out = ctx.outputs.get(id(self))
+        if out is None:
+            out = ctx.outputs[id(self)] = self.inner.step(ctx)
+        return out
 
 
 def render(plan: Plan, rt: Runtime, path: str = "0", built: dict[int, Operator] | None = None) -> Operator:

@@ -69,8 +69,15 @@ def _delta_join(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
     paths = _paths(chain, servable)
     if paths is None:
         return None
-    arranged = {(s.input, s.lookup_key) for path in paths for s in path}
-    if sum(s[1] not in servable[s[0]] for s in arranged) >= _chain_arrangements(node, parents, True, index_keys):
+    # Taken only where it surely holds less: every arrangement it builds (not an index's) is one
+    # the chain builds too, and the chain also arranges running results. (Fewer arrangements is
+    # not enough: a chain's running results are often far smaller than an input, when a
+    # filtered relation joins early, and a delta join arranges whole inputs by several keys.)
+    chain_base: set[tuple[int, tuple[int, ...]]] = set()
+    running = _chain_arrangements(node, parents, True, index_keys, chain_base)
+    own = {(id(chain.relations[s.input]), tuple(sorted(s.lookup_key)))
+           for path in paths for s in path if s.lookup_key not in servable[s.input]}
+    if not running or not own <= chain_base:
         return None
     join: Plan = DeltaJoin(tuple(visit(r) for r in chain.relations), paths)
     if chain.conditions:  # (over global column ids: the delta join's output columns)
@@ -118,19 +125,29 @@ def _keys(pairs: list[tuple[int, int]], servable: list[tuple[int, ...]], chain: 
     return tuple(b for _, b in pairs), tuple(position[a] for a, _ in pairs)
 
 
-def _chain_arrangements(node: Plan, parents: dict[int, int], top: bool, index_keys: IndexKeys) -> int:
-    """How many arrangements the chain of binary joins under `node` builds: two per join, one
-    where a side reads an index on its key in place (a join reads at most one)."""
+def _chain_arrangements(node: Plan, parents: dict[int, int], top: bool, index_keys: IndexKeys,
+                        base: set[tuple[int, tuple[int, ...]]]) -> int:
+    """The arrangements the chain of binary joins under `node` builds: the relations' ones
+    (added to `base` as (relation object, key columns sorted)) and the number of running
+    results it arranges. A join reads at most one side's index in place, as
+    `dataflow.render` picks it: the right side's first."""
     interior = top or parents.get(id(node), 0) <= 1
     if interior and isinstance(node, Join):
-        own = 2
+        served = False
+        running = 0
         for side, key in ((node.right, node.right_key), (node.left, node.left_key)):
-            if not (leads_to_join(side) and parents.get(id(side), 0) <= 1) and key in index_keys(side):
-                own = 1
-                break
-        return own + _chain_arrangements(node.left, parents, False, index_keys) + \
-            _chain_arrangements(node.right, parents, False, index_keys)
+            if _is_running_result(side, parents):
+                running += 1
+            elif not served and key in index_keys(side):
+                served = True
+            else:
+                base.add((id(side), tuple(sorted(key))))
+        return running + _chain_arrangements(node.left, parents, False, index_keys, base) + \
+            _chain_arrangements(node.right, parents, False, index_keys, base)
     if interior and isinstance(node, (Filter, Project)) and leads_to_join(node.input):
-        return _chain_arrangements(node.input, parents, False, index_keys)
+        return _chain_arrangements(node.input, parents, False, index_keys, base)
     return 0
 
+
+def _is_running_result(side: Plan, parents: dict[int, int]) -> bool:
+    return leads_to_join(side) and parents.get(id(side), 0) <= 1

@@ -81,6 +81,10 @@ class StepContext:
     # Input collections whose updates of this step every worker holds whole (the same batch on
     # each; a small table write: `AdvanceUpper.whole`). `inputs` still holds each one's own part.
     whole: dict[str, pa.Table] = field(default_factory=dict)
+    # Outputs of operators read by several parents (`render.SharedOp`), computed once in this
+    # step. Kept here, not in the operators, so they go with the step: an operator holding
+    # the step (or its output) would keep a hydration's whole input alive until the next.
+    outputs: dict[int, pa.Table] = field(default_factory=dict)
 
 
 class Operator:

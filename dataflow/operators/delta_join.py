@@ -26,6 +26,8 @@ and an input that changed on no worker (`Operator.quiet`) sends nothing at all.
 
 from __future__ import annotations
 
+import weakref
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -68,6 +70,12 @@ class ArrangedSide:
     def step(self, ctx: StepContext) -> None:
         self.arranged.step(ctx)
 
+    def end_step(self) -> None:
+        # (the delta as an arrangement, for probes of the state after the step, is built again
+        # if another join still needs it in this step; kept, it would double the input's
+        # memory after hydration until the next change)
+        self.arranged.drop_delta_arrangement()
+
     def probe(self, rows: pa.Table, key: tuple[int, ...], hashes, after: bool, upper: int,
               limit: int) -> list[pa.Table | None]:
         a = self.arranged
@@ -94,12 +102,17 @@ class IndexSide:
         self.width, self.side = width, SideChain(chain)
         self.delta: pa.Table | None = None
         self._delta_arrangement: Arrangement | None = None
-        self._ctx: StepContext | None = None
+        self._stepped: weakref.ref | None = None  # (the step: not kept alive by this)
 
     def step(self, ctx: StepContext) -> None:
-        if self._ctx is not ctx:
+        if self._stepped is None or self._stepped() is not ctx:
             self.delta = _drop_null_keys(self.op.step(ctx), self.key)
-            self._delta_arrangement, self._ctx = None, ctx
+            self._delta_arrangement, self._stepped = None, weakref.ref(ctx)
+
+    def end_step(self) -> None:
+        # (after hydration the step's changes are the whole index: not kept until the next step)
+        self.delta = self.op.schema.empty_table()
+        self._delta_arrangement = None
 
     def probe(self, rows: pa.Table, key: tuple[int, ...], hashes, after: bool, upper: int,
               limit: int) -> list[pa.Table | None]:
@@ -148,7 +161,16 @@ class DeltaJoinOp(Operator):
         for source, stages in enumerate(self.paths):
             if self.inputs[source].quiet(ctx):
                 continue  # (decided alike on every worker: none makes this path's exchanges)
-            parts.append(self._run_path(source, stages, ctx))
+            if ctx.first and source:
+                # Before the first step every input is empty: the join of the step's changes
+                # is the join of all inputs after it, which any one path computes when it
+                # probes every input in its state after the step. The first input's path does
+                # (the order the binary chain had: the planner puts filtered relations first),
+                # instead of one join per input of which all but one find nothing.
+                continue
+            parts.append(self._run_path(source, stages, ctx, all_after=ctx.first))
+        for side in self.sides.values():
+            side.end_step()
         return concat(parts, self.schema)
 
     def _source_delta(self, source: int, key: tuple[int, ...], ctx: StepContext) -> pa.Table:
@@ -159,14 +181,15 @@ class DeltaJoinOp(Operator):
             return side.delta
         return self.rt.shuffle_input(f"{self.path}/delta-{source}", self.inputs[source], ctx, key)
 
-    def _run_path(self, source: int, stages: tuple[DeltaStage, ...], ctx: StepContext) -> pa.Table:
+    def _run_path(self, source: int, stages: tuple[DeltaStage, ...], ctx: StepContext,
+                  all_after: bool = False) -> pa.Table:
         rows = self._source_delta(source, stages[0].stream_key, ctx)
         for n, stage in enumerate(stages):
             if n:
                 rows = self.rt.shuffle(f"{self.path}/delta-{source}.{n}", rows, stage.stream_key)
             schema = self.stage_schemas[source][n]
             rows = self.rt.guarded(schema, lambda rows=rows, stage=stage, schema=schema:
-                                   self._probe(rows, stage, stage.input < source, ctx.upper, schema))
+                                   self._probe(rows, stage, all_after or stage.input < source, ctx.upper, schema))
         width = rows.num_columns
         return rows.select(self.reorder[source] + [width - 2, width - 1]).rename_columns(self.schema.names)
 

@@ -10,6 +10,8 @@ L(t) ⋈ R(t) even when a step holds many distinct times. NULL keys never match.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -113,14 +115,14 @@ class ArrangedInput:
     def __init__(self, input: Operator, key: tuple[int, ...], rt: Runtime, path: str):
         self.input, self.key, self.rt, self.path = input, tuple(key), rt, path
         self.arrangement = Arrangement(self.key)
-        self._ctx: StepContext | None = None
+        self._stepped: weakref.ref | None = None  # (the step: not kept alive by this)
         self._upper = 0
         self.delta: pa.Table | None = None
         self.hashes: np.ndarray | None = None
         self._delta_arrangement: Arrangement | None = None
 
     def step(self, ctx: StepContext) -> None:
-        if self._ctx is ctx:
+        if self._stepped is not None and self._stepped() is ctx:
             return
         if self.delta is not None and self.delta.num_rows:
             self.arrangement.insert(self.delta, self.hashes)
@@ -129,7 +131,10 @@ class ArrangedInput:
         self.delta = _drop_null_keys(delta, self.key)
         self.hashes = hash_columns(self.delta, self.key) if self.delta.num_rows else None
         self._delta_arrangement = None
-        self._ctx, self._upper = ctx, ctx.upper
+        self._stepped, self._upper = weakref.ref(ctx), ctx.upper
+
+    def drop_delta_arrangement(self) -> None:
+        self._delta_arrangement = None
 
     def delta_arrangement(self) -> Arrangement:
         """This step's delta as an arrangement, for the delta ⋈ delta term."""

@@ -79,7 +79,7 @@ def _track(slipstream, pg_oracle, schema: str, qs: dict[int, str], tpch_data, ke
             data.create_key_indexes(ss)
             delta = {n: sql for n, sql in qs.items() if "DeltaJoin" in "\n".join(
                 r[0] for r in ss.execute(f"EXPLAIN CREATE MATERIALIZED VIEW q{n} AS {sql}").fetchall())}
-            assert len(delta) >= 8, sorted(delta)   # (9 when written: Q2, 3, 5, 7, 8, 9, 10, 18, 21)
+            assert len(delta) >= 4, sorted(delta)   # (5 when written: Q3, 5, 7, 10, 21)
             qs = delta
 
         for n, sql in qs.items():
