@@ -1020,6 +1020,21 @@ def _format_distinct(arr: pa.Array, formatter: Callable[[Any], str]) -> pa.Array
     return texts.take(pc.index_in(arr, uniq))
 
 
+def cast_text_columns(strings: list[pa.Array], types: list[SqlType]) -> list[pa.Array]:
+    """Text values to column values with PostgreSQL's input rules (vectorised casts from text),
+    varchar(n) / character(n) checked as when storing any value: COPY's fields, and the
+    quoted literals of an `INSERT ... VALUES` (planner/literal_insert.py)."""
+    out = []
+    for arr, t in zip(strings, types):
+        if t.length is None:
+            out.append(cast_array(arr, t))
+            continue
+        values = cast_array(arr, SqlType(t.kind))
+        check_fits(values, t.length, t.name)
+        out.append(fit_length_array(values, t))
+    return out
+
+
 def cast_array(arr: pa.Array, t: SqlType) -> pa.Array:
     """Cast with PostgreSQL's rules; bad input raises SqlError (22P02, 22003, 22007)."""
     arr = _arr(arr)

@@ -81,6 +81,9 @@ def plan_insert(node: exp.Insert, ctx: PlanContext,
     if isinstance(src, exp.Values):
         lowerer = ScalarLowerer(Scope(), ctx, clause="VALUES")
         rows: list[list[ScalarExpr]] = []
+        widths = {len(t.expressions) if isinstance(t, exp.Tuple) else 1 for t in src.expressions}
+        if len(widths) > 1:
+            raise SqlError(SqlState.SYNTAX_ERROR, "VALUES lists must all be the same length")
         for tup in src.expressions:
             vals = tup.expressions if isinstance(tup, exp.Tuple) else [tup]
             if len(vals) > len(positions):

@@ -172,6 +172,16 @@ class Explain:
 
 
 @dataclass(frozen=True)
+class LiteralInsert:
+    """`INSERT INTO table [(columns)] VALUES` rows of plain literals (planner/literal_insert.py):
+    each column's literals as written (quoted strings with their quotes), in row order."""
+
+    table: tuple[str, ...]
+    columns: tuple[str, ...] | None
+    values: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
 class Empty:
     """An empty statement (only whitespace/comments)."""
 

@@ -20,7 +20,8 @@ from dataflow.expr import Literal
 from dataflow.types import BOOL, INT8, NUMERIC, TEXT, Column, SqlType, TypeKind
 from planner import mz_ast as m
 from planner.context import Params, PlanContext, SessionInfo
-from planner.dialect import parse_query
+from planner import literal_insert
+from planner.dialect import parse_one_statement, parse_query, tokenize
 from planner.explain import render_plan, render_select
 from planner.lower_ddl import (column_positions, plan_create_index, plan_create_namespace, plan_create_table,
                                plan_create_view, plan_drop, plan_drop_namespace, resolve_item, table_columns)
@@ -202,6 +203,22 @@ def _insert(ast: exp.Insert, ctx: PlanContext) -> InsertPlan:
     return plan_insert(ast, ctx, defaults)
 
 
+def _literal_insert(stmt: Statement, ast: m.LiteralInsert, ctx: PlanContext) -> InsertPlan:
+    """Literal rows into a table as one array per column (planner/literal_insert.py), or the
+    general INSERT's plan when a literal, the column list or the target needs it (which also
+    reports what is wrong with the statement)."""
+    item = ctx.catalog.try_resolve(ast.table, ctx.search_path, ctx.database)
+    if item is not None and item.kind is ItemKind.TABLE and ctx.params.values is not None:
+        names = [c.name for c in item.columns]
+        given = ast.columns if ast.columns is not None else tuple(names[:len(ast.values)])
+        if len(ast.values) == len(names) and sorted(given) == sorted(names) and len(set(given)) == len(given):
+            by_column = tuple(ast.values[given.index(n)] for n in names)
+            arrays = literal_insert.column_arrays(by_column, [c.type for c in item.columns])
+            if arrays is not None:
+                return InsertPlan(item.id, None, columns=tuple(arrays))
+    return plan_in_context(Statement(stmt.sql, parse_one_statement(stmt.sql, tokenize(stmt.sql))), ctx)
+
+
 def _prepare(ast: m.Prepare) -> PreparePlan:
     """PREPARE checks the statement parses (one statement) and reads the declared types."""
     from planner.dialect import parse_sqlglot
@@ -236,6 +253,8 @@ def plan_in_context(stmt: Statement, ctx: PlanContext) -> StatementPlan:
         return _select(ast, ctx)
     if isinstance(ast, exp.Insert):
         return _insert(ast, ctx)
+    if isinstance(ast, m.LiteralInsert):
+        return _literal_insert(stmt, ast, ctx)
     if isinstance(ast, exp.Update):
         return plan_update(ast, ctx)
     if isinstance(ast, exp.Delete):

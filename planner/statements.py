@@ -128,9 +128,17 @@ class InsertPlan:
     table_id: str
     # Either literal rows (already coerced to the table's column types, full width) ...
     rows: tuple[tuple[Any, ...], ...] | None
-    # ... or a query whose result (full table width, table column types) is inserted.
+    # ... or a query whose result (full table width, table column types) is inserted ...
     source: Plan | None = None
     returning: None = None
+    # ... or the rows as one array per column (full width, table column types).
+    columns: tuple[Any, ...] | None = None
+
+    def literal_rows(self) -> list[tuple[Any, ...]] | None:
+        """The rows, if the statement gives them (not a query's), as tuples of Python values."""
+        if self.columns is not None:
+            return list(zip(*(c.to_pylist() for c in self.columns)))
+        return None if self.rows is None else list(self.rows)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import pyarrow.csv as pacsv
 
 from dataflow.decimal_util import plain_text
 from dataflow.errors import SqlError, SqlState
-from dataflow.scalar import cast_array, check_fits, fit_length_array
+from dataflow.scalar import cast_text_columns, check_fits, fit_length_array
 from dataflow.types import SqlType, TypeKind
 
 _ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\"}
@@ -35,20 +35,6 @@ def _unescape(field: str) -> str | None:
             out.append(ch)
             i += 1
     return "".join(out)
-
-
-def _cast(strings: list[pa.Array], types: list[SqlType]) -> list[pa.Array]:
-    """Text fields to column values with PostgreSQL's input rules (the engine's vectorised casts
-    from text), and varchar(n) / character(n) checked as when storing any value."""
-    out = []
-    for arr, t in zip(strings, types):
-        if t.length is None:
-            out.append(cast_array(arr, t))
-            continue
-        values = cast_array(arr, SqlType(t.kind))
-        check_fits(values, t.length, t.name)
-        out.append(fit_length_array(values, t))
-    return out
 
 
 _BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
@@ -91,7 +77,7 @@ def _parse_binary(data: bytes, types: list[SqlType]) -> list[pa.Array]:
         if t.kind is TypeKind.NUMERIC:
             # Through the value's digits and the text input rules: numeric(p, s) rounds and
             # checks its precision, unconstrained numeric refuses what it cannot hold exactly.
-            out.append(_cast([pa.array([None if v is None else plain_text(v) for v in col], pa.string())], [t])[0])
+            out.append(cast_text_columns([pa.array([None if v is None else plain_text(v) for v in col], pa.string())], [t])[0])
         elif t.length is not None:
             # varchar(n) / character(n): checked, and character(n) blank-padded, as the text
             # formats are (`_cast`).
@@ -118,7 +104,7 @@ def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: 
             convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
                                                  null_values=[""], strings_can_be_null=True,
                                                  quoted_strings_can_be_null=False))
-        return _cast([table.column(i).combine_chunks() for i in range(n)], types)
+        return cast_text_columns([table.column(i).combine_chunks() for i in range(n)], types)
     sep = delimiter or "\t"
     if b"\\" not in data.replace(b"\\N", b""):
         # No escapes besides NULL markers: Arrow's CSV reader splits it without per-row Python.
@@ -136,7 +122,7 @@ def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: 
                                                      null_values=["\\N"], strings_can_be_null=True))
         except pa.ArrowInvalid as e:
             raise SqlError("22P04", f"invalid COPY data: {e}") from None
-        return _cast([table.column(i).combine_chunks() for i in range(n)], types)
+        return cast_text_columns([table.column(i).combine_chunks() for i in range(n)], types)
     columns: list[list[str | None]] = [[] for _ in range(n)]
     lines = data.decode("utf-8").split("\n")
     if header and lines:
@@ -152,4 +138,4 @@ def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: 
                            f"{'extra' if len(fields) > n else 'missing'} data for column on line {lineno}")
         for i, f in enumerate(fields):
             columns[i].append(_unescape(f))
-    return _cast([pa.array(c, pa.string()) for c in columns], types)
+    return cast_text_columns([pa.array(c, pa.string()) for c in columns], types)

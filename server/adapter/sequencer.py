@@ -530,7 +530,12 @@ class SlipstreamAdapter:
     async def _insert(self, state: SessionState, plan: InsertPlan) -> Outcome:
         item = self._table(plan.table_id)
         types = [c.type for c in item.columns]
-        if plan.rows is not None:
+        if plan.columns is not None:
+            n = len(plan.columns[0]) if plan.columns else 0
+            batch = pa.Table.from_arrays(list(plan.columns) + [pa.array(np.zeros(n, np.uint64)),
+                                                               pa.array(np.ones(n, np.int64))],
+                                         schema=arrow_schema(types))
+        elif plan.rows is not None:
             batch = batch_from_rows(list(plan.rows), types, 0, 1)
         else:
             result = await self.coord.peek(self._own(state, plan.source), None, state.cluster)

@@ -38,7 +38,7 @@ class EngineDb:
         for s in data:
             p = plan_statement(self.catalog, parse(s)[0])
             assert isinstance(p, InsertPlan), s
-            self.tables.setdefault(p.table_id, []).extend(p.rows)
+            self.tables.setdefault(p.table_id, []).extend(p.literal_rows())
 
     def rows(self, sql: str) -> list[tuple]:
         p = plan_statement(self.catalog, parse(sql)[0])

@@ -114,7 +114,7 @@ def engine_setup():
     for s in DATA:
         p = plan_statement(cat, parse(s)[0])
         assert isinstance(p, InsertPlan)
-        tables[cat.get(p.table_id).name] = list(p.rows)
+        tables[cat.get(p.table_id).name] = p.literal_rows()
     return cat, tables
 
 
