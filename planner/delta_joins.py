@@ -31,40 +31,22 @@ from __future__ import annotations
 
 from typing import Callable
 
-from dataflow.plan import DeltaJoin, DeltaStage, Filter, Join, LetRec, Plan, Project, children, with_children
-from planner.index_join_order import (MAX_RELATIONS, IndexKeys, JoinChain, flatten_chain, key_pairs,
-                                      leads_to_join, served_key)
-from planner.rules.rewrite import parent_counts
+from dataflow.plan import DeltaJoin, DeltaStage, Filter, Join, Plan, Project
+from planner.index_join_order import (IndexKeys, JoinChain, chain_at, key_pairs, leads_to_join, rewrite_chains,
+                                      served_key)
 
 
 def plan_delta_joins(plan: Plan, index_keys: IndexKeys) -> Plan:
-    """`plan` with each join chain that a delta join arranges less for planned as one."""
-    parents = parent_counts(plan)
-    done: dict[int, Plan] = {}
-
-    def visit(node: Plan) -> Plan:
-        key = id(node)
-        if key not in done:
-            result = None if isinstance(node, LetRec) else _delta_join(node, parents, index_keys, visit)
-            if result is None and not isinstance(node, LetRec):
-                kids = children(node)
-                new = tuple(visit(k) for k in kids)
-                result = with_children(node, new) if any(a is not b for a, b in zip(kids, new)) else node
-            done[key] = node if result is None else result
-        return done[key]
-
-    return visit(plan)
+    """`plan` with each join chain that a delta join surely holds less for planned as one."""
+    return rewrite_chains(plan, lambda node, parents, visit: _delta_join(node, parents, index_keys, visit))
 
 
 def _delta_join(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
                 visit: Callable[[Plan], Plan]) -> Plan | None:
-    if not leads_to_join(node):
+    found = chain_at(node, parents)
+    if found is None:
         return None
-    chain = JoinChain()
-    output = flatten_chain(node, chain, parents, True)
-    n = len(chain.relations)
-    if n < 3 or n > MAX_RELATIONS:
-        return None
+    chain, output = found
     servable = [index_keys(r) for r in chain.relations]
     paths = _paths(chain, servable)
     if paths is None:

@@ -69,13 +69,24 @@ class JoinChain:
 
 def order_joins_for_indexes(plan: Plan, index_keys: IndexKeys) -> Plan:
     """`plan` with each join chain re-ordered to read more indexes, where an order does."""
+    return rewrite_chains(plan, lambda node, parents, visit: _reorder(node, parents, index_keys, visit))
+
+
+# (node, parent counts, visit) -> the node's replacement, or None to keep it and visit its inputs
+ChainRewrite = Callable[[Plan, dict[int, int], Callable[[Plan], Plan]], "Plan | None"]
+
+
+def rewrite_chains(plan: Plan, rewrite: ChainRewrite) -> Plan:
+    """`plan` with `rewrite` applied to every node from the top (a node it replaces is not
+    entered: the rewrite visits what it keeps), each node object once so shared sub-plans stay
+    shared, never inside recursive bindings."""
     parents = parent_counts(plan)
     done: dict[int, Plan] = {}
 
     def visit(node: Plan) -> Plan:
         key = id(node)
         if key not in done:
-            result = None if isinstance(node, LetRec) else _reorder(node, parents, index_keys, visit)
+            result = None if isinstance(node, LetRec) else rewrite(node, parents, visit)
             if result is None and not isinstance(node, LetRec):
                 kids = children(node)
                 new = tuple(visit(k) for k in kids)
@@ -110,15 +121,25 @@ def flatten_chain(node: Plan, chain: JoinChain, parents: dict[int, int], top: bo
     return chain.add(node)
 
 
-def _reorder(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
-             visit: Callable[[Plan], Plan]) -> Plan | None:
+def chain_at(node: Plan, parents: dict[int, int]) -> tuple[JoinChain, list[int]] | None:
+    """The join chain `node` tops (and its output columns as global ids), when it joins three
+    to MAX_RELATIONS relations."""
     if not leads_to_join(node):
         return None
     chain = JoinChain()
     output = flatten_chain(node, chain, parents, True)
-    n = len(chain.relations)
-    if n < 3 or n > MAX_RELATIONS:
+    if not 3 <= len(chain.relations) <= MAX_RELATIONS:
         return None
+    return chain, output
+
+
+def _reorder(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
+             visit: Callable[[Plan], Plan]) -> Plan | None:
+    found = chain_at(node, parents)
+    if found is None:
+        return None
+    chain, output = found
+    n = len(chain.relations)
     servable = [index_keys(r) for r in chain.relations]
     written = list(range(n))
     best, best_score = written, _score(chain, written, servable)
