@@ -958,7 +958,11 @@ _DATETIME_SHAPE = re.compile(r"^\s*\d{4,}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{1,2}(:\
 
 def datetime_input_error(t: SqlType, value: str) -> SqlError:
     """PostgreSQL's error for a date/timestamp it cannot read: a well-formed value with a field
-    out of range ('2024-02-30', '25:00') is 22008, anything else 22007."""
+    out of range ('2024-02-30', '25:00') is 22008, anything else 22007. PostgreSQL's infinite
+    dates and timestamps ('infinity', '-infinity') are values it reads: refused as unsupported
+    (0A000) rather than called malformed."""
+    if value.strip().lower() in ("infinity", "+infinity", "-infinity"):
+        return unsupported(f"infinite values of type {t.name} ('{value.strip()}')")
     if _DATETIME_SHAPE.match(value):
         return SqlError(SqlState.DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{value}"')
     return SqlError(SqlState.INVALID_DATETIME_FORMAT, f'invalid input syntax for type {t.name}: "{value}"')
