@@ -34,6 +34,7 @@ import pyarrow as pa
 from dataflow.scalar import cast_text_columns
 from dataflow.types import SqlType, TypeKind
 from planner import mz_ast
+from planner.pg_keywords import NON_UNRESERVED_KEYWORDS
 
 _IDENT = r"[a-z_][a-z0-9_$]*"
 _HEAD = re.compile(rf"\s*insert\s+into\s+({_IDENT}(?:\s*\.\s*{_IDENT}){{0,2}})\s*"
@@ -61,6 +62,8 @@ def scan(sql: str) -> mz_ast.LiteralInsert | None:
     flat = [v for r in rows for v in r]
     table = tuple(p.strip().lower() for p in head.group(1).split("."))
     columns = None if head.group(2) is None else tuple(c.strip().lower() for c in head.group(2).split(","))
+    if any(word in NON_UNRESERVED_KEYWORDS for word in table + (columns or ())):
+        return None  # (`INSERT INTO t (select) ...` is PostgreSQL's syntax error, not a column)
     return mz_ast.LiteralInsert(table, columns, tuple(tuple(flat[i::width]) for i in range(width)))
 
 

@@ -64,6 +64,12 @@ def test_other_forms_take_the_general_path(cat, sql, scanned):
             assert isinstance(plan, InsertPlan) and plan.columns is None
 
 
+def test_a_keyword_as_a_column_is_the_general_parsers_syntax_error():
+    with pytest.raises(SqlError) as e:
+        parse(f"INSERT INTO t (i, n, s, select) VALUES {PAD}")
+    assert e.value.sqlstate == "42601"
+
+
 def test_short_statements_and_ragged_rows():
     assert isinstance(parse("INSERT INTO t VALUES (1, 2.5, 'x', true)")[0].ast, mz_ast.LiteralInsert) is False
     assert scan(f"INSERT INTO t VALUES {PAD}, (1)") is None   # (the general path reports it: 42601)
