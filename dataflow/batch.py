@@ -59,15 +59,12 @@ def _column(values: list, t: SqlType) -> pa.Array:
 
 def batch_from_rows(rows: list[tuple], types: Sequence[SqlType], time: int, diff: int = 1) -> pa.Table:
     """Build a batch from Python rows, all at `time` with multiplicity change `diff`."""
-    return batch_from_columns([_column([r[i] for r in rows], t) for i, t in enumerate(types)], types, time, diff)
-
-
-def batch_from_columns(columns: Sequence[pa.Array], types: Sequence[SqlType], time: int, diff: int = 1) -> pa.Table:
-    """Build a batch from row columns of these types, every row at `time` with multiplicity
-    change `diff`."""
-    n = len(columns[0]) if columns else 0
-    cols = list(columns) + [pa.array(np.full(n, time, dtype=np.uint64)), pa.array(np.full(n, diff, dtype=np.int64))]
-    return pa.Table.from_arrays(cols, schema=arrow_schema(list(types)))
+    schema = arrow_schema(list(types))
+    n = len(rows)
+    cols = [_column([r[i] for r in rows], t) for i, t in enumerate(types)]
+    cols.append(pa.array(np.full(n, time, dtype=np.uint64)))
+    cols.append(pa.array(np.full(n, diff, dtype=np.int64)))
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def with_names(batch: pa.Table) -> pa.Table:

@@ -80,7 +80,7 @@ def _parse_binary(data: bytes, types: list[SqlType]) -> list[pa.Array]:
             out.append(cast_text_columns([pa.array([None if v is None else plain_text(v) for v in col], pa.string())], [t])[0])
         elif t.length is not None:
             # varchar(n) / character(n): checked, and character(n) blank-padded, as the text
-            # formats are (`cast_text_columns`).
+            # formats are (`_cast`).
             values = pa.array(col, t.arrow)
             check_fits(values, t.length, t.name)
             out.append(fit_length_array(values, t))

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 
 from catalog.items import ItemKind
 from catalog.roles import PASSWORD_ENCRYPTIONS
-from dataflow.batch import batch_from_columns, batch_from_rows, concat, negate
+from dataflow.batch import batch_from_rows, concat, negate
 from dataflow.errors import SqlError, SqlState, too_deeply_nested, unsupported
 from dataflow.plan import Map
 from dataflow.types import TEXT, Column, arrow_schema
@@ -531,7 +531,10 @@ class SlipstreamAdapter:
         item = self._table(plan.table_id)
         types = [c.type for c in item.columns]
         if plan.columns is not None:
-            batch = batch_from_columns(plan.columns, types, 0, 1)
+            n = len(plan.columns[0]) if plan.columns else 0
+            batch = pa.Table.from_arrays(list(plan.columns) + [pa.array(np.zeros(n, np.uint64)),
+                                                               pa.array(np.ones(n, np.int64))],
+                                         schema=arrow_schema(types))
         elif plan.rows is not None:
             batch = batch_from_rows(list(plan.rows), types, 0, 1)
         else:
