@@ -419,7 +419,7 @@ class ComputeController:
         elif isinstance(message, PeekResult):
             self._on_peek_result(replica, message)
         elif isinstance(message, PeekResults):
-            for result in message.results:
+            for result in message.answers():
                 self._on_peek_result(replica, result)
         elif isinstance(message, Stepped):
             self._stepped(replica, message)

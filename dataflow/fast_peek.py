@@ -8,9 +8,12 @@ the conditions of the chain's first Filter that cannot fail (`customer_id = 42`)
 of an unindexed view consolidates its few matching updates, not the whole view (a condition that
 cannot fail gives a row's copies the same answer, so filtering before consolidating is the same
 as after; one that can fail must not see an update that consolidation would cancel). Such a
-peek skips building, stepping and dropping a dataflow on every worker, and a lookup goes only to the workers that own its keys (an index is partitioned by its
-key, with the hash the exchange uses). Concurrent peeks travel to a worker in one message and
-come back in one (`FastPeeks` / `PeekResults`).
+peek skips building, stepping and dropping a dataflow on every worker, and a lookup goes only
+to the workers that own its keys (an index is partitioned by its key, with the hash the exchange
+uses). Concurrent peeks travel to a worker in one message and come back in one (`FastPeeks` /
+`PeekResults`); a lookup's keys travel as Python values (an Arrow table per peek costs more to
+pickle than the rest of the peek), and a worker answers concurrent point lookups of one index
+through one probe and one run of their chain (see Worker._point_lookups).
 
 Example, with `CREATE INDEX by_cust_idx ON by_cust (customer)` (index u9) and 2 workers:
 
@@ -29,7 +32,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 
-from dataflow.batch import hash_columns, partition
+from dataflow.batch import hash_columns
 from dataflow.expr import Call, ColumnRef, Literal, ScalarExpr
 from dataflow.plan import Filter, Get, IndexLookup, Map, Plan, Project
 from dataflow.scalar import may_fail
@@ -42,14 +45,14 @@ _CHAIN = (Map, Filter, Project)
 class FastPeekPlan:
     """A peek split into its one read and the stateless chain over it. `chain` reads the rows as
     `Get(source, types)`; `key` and `keys` are set for an index lookup (else the whole collection
-    is read). `prefilter`: conditions on the collection's columns that cannot fail, implied by
+    is read): `keys` holds the key values, one tuple per key in the index's key order. `prefilter`: conditions on the collection's columns that cannot fail, implied by
     the chain, to apply to its raw updates before consolidating them."""
 
     source: str
     types: tuple[SqlType, ...]
     chain: Plan
     key: tuple[int, ...] | None = None
-    keys: pa.Table | None = None
+    keys: tuple[tuple, ...] | None = None
     prefilter: tuple[ScalarExpr, ...] = ()
 
 
@@ -62,7 +65,7 @@ def fast_peek_plan(plan: Plan) -> FastPeekPlan | None:
         node = node.input
     if isinstance(node, IndexLookup):
         leaf = Get(node.id, node.types)
-        key, keys = node.key, lookup_keys(node)
+        key, keys = node.key, node.keys
         if nodes and isinstance(nodes[-1], Filter):
             nodes[-1] = _without_looked_up(nodes[-1], node)
             if not nodes[-1].predicates:
@@ -105,8 +108,13 @@ def _without_looked_up(filter: Filter, lookup: IndexLookup) -> Filter:
 
 def lookup_keys(lookup: IndexLookup) -> pa.Table:
     """The lookup's key values as a table (columns k0, k1, ... in the index's key order)."""
-    key_types = [lookup.types[k] for k in lookup.key]
-    columns = [pa.array([row[i] for row in lookup.keys], t.arrow) for i, t in enumerate(key_types)]
+    return keys_table(lookup.types, lookup.key, lookup.keys)
+
+
+def keys_table(types: tuple[SqlType, ...], key: tuple[int, ...], rows) -> pa.Table:
+    """Key values (tuples in the order of `key`, columns of a relation of `types`) as a table
+    with columns k0, k1, ...: what an index's arrangement is probed with."""
+    columns = [pa.array([row[i] for row in rows], types[k].arrow) for i, k in enumerate(key)]
     return pa.Table.from_arrays(columns, names=[f"k{i}" for i in range(len(columns))])
 
 
@@ -123,7 +131,7 @@ def route(plan: FastPeekPlan, workers: int, owners: dict | None = None) -> dict[
         return {w: plan for w in range(workers)}
     if workers == 1:
         return {0: plan}
-    values = tuple(c[0].as_py() for c in plan.keys.columns) if owners is not None and plan.keys.num_rows == 1 else ()
+    values = plan.keys[0] if owners is not None and len(plan.keys) == 1 else ()
     if values and all(type(v) in (int, str) for v in values):
         # (An index id is never reused, so it fixes the key's types. Only values whose Python
         # equality is the hash's: -0.0 equals 0.0 in a dict but hashes apart here.)
@@ -134,9 +142,11 @@ def route(plan: FastPeekPlan, workers: int, owners: dict | None = None) -> dict[
                 owners.clear()
             owner = owners[key] = next(iter(route(plan, workers)))
         return {owner: plan}
-    columns = tuple(range(plan.keys.num_columns))
-    owners = np.unique(hash_columns(plan.keys, columns) % np.uint64(workers))
-    if len(owners) == 1:  # (a point lookup)
-        return {int(owners[0]): plan}
-    parts = partition(plan.keys, columns, workers)
-    return {w: replace(plan, keys=part) for w, part in enumerate(parts) if part.num_rows}
+    table = keys_table(plan.types, plan.key, plan.keys)
+    by_key = hash_columns(table, tuple(range(table.num_columns))) % np.uint64(workers)
+    parts: dict[int, list[tuple]] = {}
+    for owner, values in zip(by_key.tolist(), plan.keys):
+        parts.setdefault(owner, []).append(values)
+    if len(parts) == 1:  # (a point lookup)
+        return {next(iter(parts)): plan}
+    return {w: replace(plan, keys=tuple(part)) for w, part in sorted(parts.items())}

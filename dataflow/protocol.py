@@ -134,10 +134,15 @@ class Messages:
 
 @dataclass
 class PeekResult:
+    """A worker's answer to a peek: its rows (`batch`) or its error. In a `PeekResults`, `part`
+    = (i, offset, length) says the rows are that slice of the message's `tables[i]` instead
+    (answers computed together travel as one table: pickling costs per table)."""
+
     id: str
     worker: int
     batch: pa.Table | None
     error: SqlError | None = None
+    part: tuple[int, int, int] | None = None
 
 
 @dataclass
@@ -145,6 +150,15 @@ class PeekResults:
     """Several workers' answers to fast-path peeks, in one message."""
 
     results: list[PeekResult]
+    tables: list[pa.Table] = field(default_factory=list)
+
+    def answers(self) -> list[PeekResult]:
+        """The results, each with its own rows (slices of `tables` put in place)."""
+        for r in self.results:
+            if r.part is not None:
+                i, offset, length = r.part
+                r.batch, r.part = self.tables[i].slice(offset, length), None
+        return self.results
 
 
 @dataclass

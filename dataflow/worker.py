@@ -28,13 +28,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import advance_times, concat, consolidate, empty_batch, negate, partition_rows, snapshot_at
+from dataflow.batch import (advance_times, concat, consolidate, empty_batch, make_batch, negate, partition_rows,
+                           snapshot_at)
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
-from dataflow.plan import (Get, IndexLookup, LetRec, any_node, children, collections_read, mentions_mz_now,
+from dataflow.plan import (Get, IndexLookup, LetRec, Plan, any_node, children, collections_read, mentions_mz_now,
                            output_types, with_children)
 from dataflow.exchange import LocalExchange
-from dataflow.fast_peek import lookup_keys
+from dataflow.fast_peek import keys_table, lookup_keys
 from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, DropCollection, Stepped,
                                DropDataflow, FastPeek, FastPeeks, Hello, ImportCollection, Imported,
                                Messages, PeekResult, PeekResults, Shutdown, WorkerError)
@@ -363,44 +364,92 @@ class Worker:
                 ready.append((peek, trace))
         self.waiting_peeks = waiting
         if ready:
-            found = self._point_lookups(ready)
-            self.send(PeekResults([self._answer_peek(peek, trace, found.get(peek.id)) for peek, trace in ready]))
+            tables: list[pa.Table] = []
+            grouped = self._point_lookups(ready, tables)
+            self.send(PeekResults([grouped.get(peek.id) or self._answer_peek(peek, trace) for peek, trace in ready],
+                                  tables))
 
-    def _point_lookups(self, ready: list[tuple[FastPeek, CollectionTrace | None]]) -> dict[str, pa.Table]:
-        """The matches of concurrent point lookups in one index, found together: one probe of
-        the arrangement for all their keys instead of one each (a probe's cost is mostly per
-        call). Peek id -> the index's updates with its key; peeks not batched are left out."""
+    def _point_lookups(self, ready: list[tuple[FastPeek, CollectionTrace | None]],
+                       tables: list[pa.Table]) -> dict[str, PeekResult]:
+        """Concurrent point lookups in one index, answered together: one probe of the
+        arrangement for all their keys and one run of their chain for all the rows found, per
+        time and chain (a prepared statement's executions share both; a probe's and a chain's
+        cost is mostly per call). Each answer is a slice of one output table, which the
+        message carries once (`tables`). Peek id -> answer; peeks not answered here (alone in
+        their index, or whose group failed: an error, a memory limit) are left out, to be
+        answered one by one, which reports their errors as usual."""
         groups: dict[tuple[str, tuple[int, ...]], list[FastPeek]] = {}
         for peek, trace in ready:
             plan = peek.plan
-            if plan.keys is not None and plan.keys.num_rows == 1 and trace is not None \
+            if plan.keys is not None and len(plan.keys) == 1 and trace is not None \
                     and trace.error is None and peek.as_of >= trace.compacted_to:
                 groups.setdefault((plan.source, plan.key), []).append(peek)
-        found: dict[str, pa.Table] = {}
+        answers: dict[str, PeekResult] = {}
         for (source, key), peeks in groups.items():
             arrangement = self._index_arrangement(source)
             if len(peeks) < 2 or arrangement is None:
                 continue
             try:
-                probe = pa.concat_tables([p.plan.keys for p in peeks])
-                owner, table = arrangement.matches(probe, tuple(range(len(key))))
-            except Exception:  # (keys that do not concatenate: each peek looks up its own)
+                probe = keys_table(peeks[0].plan.types, key, [p.plan.keys[0] for p in peeks])
+                owner, found = arrangement.matches(probe, tuple(range(len(key))))
+            except Exception:  # (key values that do not make one column: each peek looks up its own)
                 log.exception("worker %d: batched lookup in %s failed", self.index, source)
                 continue
-            order = np.argsort(owner, kind="stable")
-            table = table.take(pa.array(order))
-            ends = np.cumsum(np.bincount(owner, minlength=len(peeks)))
+            runs: dict[tuple[int, Plan], list[int]] = {}
             for i, peek in enumerate(peeks):
-                start = int(ends[i - 1]) if i else 0
-                part = table.slice(start, int(ends[i]) - start)
-                found[peek.id] = part if part.num_rows else empty_batch(self.collections[source].types)
-        return found
+                runs.setdefault((peek.as_of, peek.plan.chain), []).append(i)
+            for (as_of, chain), members in runs.items():
+                output = self._run_chain(source, chain, as_of, found, owner, members, len(peeks))
+                if output is None:
+                    continue
+                table, starts = output
+                tables.append(table)
+                for j, i in enumerate(members):
+                    answers[peeks[i].id] = PeekResult(peeks[i].id, self.index, None, None,
+                                                      (len(tables) - 1, int(starts[j]), int(starts[j + 1] - starts[j])))
+        return answers
 
-    def _answer_peek(self, peek: FastPeek, trace: CollectionTrace | None,
-                     found: pa.Table | None = None) -> PeekResult:
+    def _run_chain(self, source: str, chain: Plan, as_of: int, found: pa.Table, owner: np.ndarray, members: list[int],
+                   peeks: int) -> tuple[pa.Table, np.ndarray] | None:
+        """The chain over the rows `found` of collection `source` for the peeks `members` (positions in `owner`'s
+        numbering), at `as_of`: one table sorted by peek, and where each peek's rows start
+        (len(members) + 1 bounds). The peek's position rides along as a row column while the
+        rows are consolidated (two peeks of one key keep their own copies) and as the time
+        through the chain (a chain of Map/Filter/Project never looks at times unless it
+        mentions mz_now(), which keeps peeks apart). None if the chain fails or the memory
+        limit is passed: the peeks are then answered one by one."""
+        if any_node(chain, mentions_mz_now):
+            return None
+        position = np.full(peeks, -1, dtype=np.int64)
+        position[members] = np.arange(len(members))
+        mine = position[owner]
+        held_before = pa.total_allocated_bytes()
+        try:
+            rows = found if len(members) == peeks else found.filter(pa.array(mine >= 0))
+            mine = mine[mine >= 0]
+            data = [rows.column(i) for i in range(rows.num_columns - 2)]
+            tagged = snapshot_at(make_batch(data + [pa.array(mine)], rows["time"], rows["diff"]), as_of)
+            n = tagged.num_columns - 3
+            by_peek = pa.array(tagged.column(n).to_numpy().astype(np.uint64))
+            rows = make_batch([tagged.column(i) for i in range(n)], by_peek, tagged["diff"])
+            dataflow = Dataflow(chain, 0, LocalExchange())
+            output = dataflow.step({source: rows}, len(members) + 1)
+            if dataflow.errors:
+                return None
+            tags = output["time"].to_numpy()
+            order = np.argsort(tags, kind="stable")
+            output = output.take(pa.array(order)).set_column(
+                output.num_columns - 2, "time", pa.array(np.full(output.num_rows, as_of, dtype=np.uint64)))
+            starts = np.searchsorted(tags[order], np.arange(len(members) + 1))
+        except Exception:  # (an error in the chain, or a bug: the one-by-one path reports it)
+            return None
+        if self._over_memory_limit(held_before):
+            return None
+        return output, starts
+
+    def _answer_peek(self, peek: FastPeek, trace: CollectionTrace | None) -> PeekResult:
         """One fast-path peek: the rows of its collection (or its keys' rows in the index) at its
-        time, through its Map/Filter/Project chain; errors as a peek dataflow would report them.
-        `found`: the index's updates with the peek's key, when looked up already."""
+        time, through its Map/Filter/Project chain; errors as a peek dataflow would report them."""
         plan = peek.plan
 
         def failed(error: SqlError) -> PeekResult:
@@ -414,10 +463,8 @@ class Worker:
             return failed(_history_gone(peek.as_of, trace.compacted_to))
         held_before = pa.total_allocated_bytes()
         try:
-            if found is not None:
-                rows = snapshot_at(found, peek.as_of)
-            elif plan.keys is not None:
-                rows = self._lookup(plan.source, plan.key, plan.keys, peek.as_of)
+            if plan.keys is not None:
+                rows = self._lookup(plan.source, plan.key, keys_table(plan.types, plan.key, plan.keys), peek.as_of)
             else:
                 updates = trace.contents_from(peek.as_of)
                 for condition in plan.prefilter:

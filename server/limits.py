@@ -44,6 +44,7 @@ DURATION_VARS = ("statement_timeout", "idle_in_transaction_session_timeout")
 SIZE_VARS = ("max_result_size",)
 
 
+@functools.lru_cache(maxsize=256)  # (read on every statement: statement_timeout)
 def parse_duration_ms(name: str, value: str) -> float:
     m = _NUMBER_UNIT.match(str(value))
     unit = (m.group(2) if m else "").lower() or "ms"

@@ -52,7 +52,7 @@ def test_conditions_a_lookup_already_meets_leave_the_chain():
     plan = Project(Filter(lookup, (_eq(K, Literal(5, INT8)), _eq(Literal("a", TEXT), s), other)), (2,))
     fast = fast_peek_plan(plan)
     assert fast.chain == Project(Filter(Get("u9", types), (other,)), (2,))
-    assert fast.keys.to_pylist() == [{"k0": 5, "k1": "a"}]
+    assert fast.keys == ((5, "a"),)
     # Nothing left to check: no Filter at all.
     alone = Project(Filter(IndexLookup("u9", types, (0,), ((5,),)), (_eq(K, Literal(5, INT8)),)), (2,))
     assert fast_peek_plan(alone).chain == Project(Get("u9", types), (2,))
@@ -65,13 +65,31 @@ def test_conditions_a_lookup_already_meets_leave_the_chain():
 
 
 def test_remembered_owners_are_the_hashed_ones():
-    import pyarrow as pa
     from dataflow.fast_peek import FastPeekPlan, route
     from dataflow.types import FLOAT8, TEXT
     owners: dict = {}
     for t, values in ((INT8, list(range(-50, 50))), (TEXT, [f"k{i}" for i in range(50)]), (FLOAT8, [0.0, -0.0, 1.5])):
         for workers in (2, 3):
             for v in values + values:  # the second time from `owners`
-                plan = FastPeekPlan("u9", (t,), Get("u9", (t,)), (0,), pa.table({"k0": pa.array([v], t.arrow)}))
+                plan = FastPeekPlan("u9", (t,), Get("u9", (t,)), (0,), ((v,),))
                 assert route(plan, workers, owners).keys() == route(plan, workers).keys(), (v, workers)
     assert len(owners) == 2 * 150  # floats are hashed every time
+
+
+def test_several_keys_go_to_their_owners_with_their_own_share():
+    """`k IN (...)`: each worker gets the keys whose hash it owns, as the index's exchange put
+    them (checked against hashing each key alone), and nothing when it owns none."""
+    from dataflow.fast_peek import FastPeekPlan, keys_table, route
+    from dataflow.batch import hash_columns
+    from dataflow.types import TEXT
+    types = (INT8, TEXT)
+    keys = tuple((i, f"s{i % 7}") for i in range(40))
+    plan = FastPeekPlan("u9", types, Get("u9", types), (1, 0), tuple((s, i) for i, s in keys))
+    for workers in (2, 3, 5):
+        parts = route(plan, workers, {})
+        got = sorted(k for part in parts.values() for k in part.keys)
+        assert got == sorted(plan.keys)
+        for w, part in parts.items():
+            owners = hash_columns(keys_table(types, (1, 0), part.keys), (0, 1)) % workers
+            assert set(owners.tolist()) == {w}
+    assert route(FastPeekPlan("u9", types, Get("u9", types), (0,), ()), 2, {}) == {}
