@@ -108,9 +108,12 @@ def max_result_size(vars: dict[str, str]) -> int:
     return parse_size_bytes("max_result_size", _var(vars, "max_result_size"))
 
 
-def check_result_size(vars: dict[str, str], nbytes: int) -> None:
+def check_result_size(vars: dict[str, str], batch) -> None:
+    """max_result_size against a result batch (an Arrow table). Its buffers' total size is an
+    upper bound found without a walk over its columns (a slice counts its whole buffers); only
+    past the limit is the exact size computed."""
     limit = max_result_size(vars)
-    if limit and nbytes > limit:
+    if limit and batch.get_total_buffer_size() > limit and batch.nbytes > limit:
         raise SqlError(RESULT_TOO_LARGE, f"result exceeds max size of {_pretty(limit)}",
                        hint="Narrow the query (a WHERE clause, LIMIT, fewer columns) or raise max_result_size.")
 

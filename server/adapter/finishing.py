@@ -51,8 +51,19 @@ def result_rows(batch: pa.Table, types: Sequence[SqlType] | None = None) -> list
     return out
 
 
+_FEW = 16
+
+
 def expand(batch: pa.Table, types: Sequence[SqlType] | None = None) -> list[tuple[Any, ...]]:
     """Rows repeated by their (positive) multiplicity."""
+    if batch.num_rows <= _FEW:  # (a point read: Python on a few values beats NumPy's calls)
+        diffs = batch.column("diff").to_pylist()
+        if any(d < 0 for d in diffs):
+            raise SqlError(SqlState.INTERNAL_ERROR, "invalid data: a row has negative multiplicity")
+        rows = result_rows(batch, types)
+        if any(d != 1 for d in diffs):
+            rows = [r for r, d in zip(rows, diffs) for _ in range(d)]
+        return rows
     diffs = batch.column("diff").to_numpy()
     if (diffs < 0).any():
         raise SqlError(SqlState.INTERNAL_ERROR, "invalid data: a row has negative multiplicity")

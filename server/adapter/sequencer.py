@@ -348,7 +348,7 @@ class SlipstreamAdapter:
         cluster = state.cluster if state is not None else "quickstart"
         batch = await self.coord.peek(self._own(state, plan.plan), ts, cluster)
         if session is not None:  # max_result_size, before the rows become Python objects
-            limits.check_result_size(session.vars, batch.nbytes)
+            limits.check_result_size(session.vars, batch)
         return finish(batch, plan.finishing, [c.type for c in plan.columns])
 
     async def _copy_to(self, plan: CopyToPlan, session: Session | None = None,
