@@ -91,6 +91,11 @@ def split(text: str) -> list[str | None]:
 def read(text: str, element: SqlType, cast: Callable[[str, SqlType], Any] | None = None) -> list[Any]:
     """Element values of `text` as values of `element` (PostgreSQL's element input rules)."""
     if cast is None and element.kind in _INT_BOUNDS:
+        if _PLAIN_INTS.fullmatch(text):  # (`{1,2,3}`: no quotes, spaces or NULLs to parse)
+            ints = list(map(int, text[1:-1].split(","))) if len(text) > 2 else []
+            bound = _INT_BOUNDS[element.kind]
+            if not ints or (-bound <= min(ints) and max(ints) < bound):
+                return ints
         ints = _read_ints(split(text), element)
         if ints is not None:
             return ints
@@ -103,6 +108,7 @@ def read(text: str, element: SqlType, cast: Callable[[str, SqlType], Any] | None
 
 _INT_BOUNDS = {TypeKind.INT2: 2 ** 15, TypeKind.INT4: 2 ** 31, TypeKind.INT8: 2 ** 63}
 _PLAIN_INT = re.compile(r"[+-]?[0-9]+")
+_PLAIN_INTS = re.compile(r"\{(?:[+-]?[0-9]+(?:,[+-]?[0-9]+)*)?\}")
 
 
 def _read_ints(items: list[str | None], element: SqlType) -> list[int | None] | None:

@@ -40,7 +40,7 @@ from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, time_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.types import BOOL, NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
+from dataflow.types import NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
 
 Evaluator = Callable[[pa.Table], pa.Array]
 
@@ -861,12 +861,18 @@ def _round_like(kind: str) -> Callable:
 def _compile_in_literals(expr: Call) -> Evaluator:
     """`x IN (literal, ...)` as one hash-set membership test: never a column per literal.
     SQL semantics: NULL when x is NULL, or when nothing matched and the list holds a NULL."""
-    needle_of = compile_expr(expr.args[0])
-    values = [a.value for a in expr.args[1:] if a.value is not None]
-    has_null = len(values) < len(expr.args) - 1
     first = next((a for a in expr.args[1:] if a.value is not None), expr.args[1])
+    return _compile_in_values(expr.args[0], [a.value for a in expr.args[1:]], first.type)
+
+
+def _compile_in_values(needle_expr: ScalarExpr, elements: list, element: SqlType) -> Evaluator:
+    """`x IN (values of type element)` (None for a NULL value): see _compile_in_literals."""
+    needle_of = compile_expr(needle_expr)
+    values = [v for v in elements if v is not None]
+    has_null = len(values) < len(elements)
+    first = Literal(values[0] if values else None, element)
     value_set = _arr(_compile_literal(first)(pa.table({"x": [0]})))[:0]
-    value_set = pa.concat_arrays([value_set, pa.array(values, first.type.arrow)]) if values else value_set
+    value_set = pa.concat_arrays([value_set, pa.array(values, element.arrow)]) if values else value_set
 
     def run(tbl: pa.Table) -> pa.Array:
         needle = needle_of(tbl)
@@ -894,7 +900,9 @@ def _compile_in_array(expr: Call) -> Evaluator:
     x, arr = expr.args
     element = arr.type.element
     values = arrays.read(arr.value, element)
-    return _compile_in_literals(Call("in_list", (x,) + tuple(Literal(v, element) for v in values), BOOL))
+    if not values:  # x = ANY ('{}'): false, even for a NULL x (as PostgreSQL)
+        return lambda tbl: pa.repeat(pa.scalar(False), tbl.num_rows)
+    return _compile_in_values(x, list(values), element)
 
 
 def _in_list(vals: list[pa.Array], expr: Call) -> pa.Array:

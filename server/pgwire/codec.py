@@ -21,6 +21,8 @@ from decimal import Decimal, InvalidOperation, localcontext
 from typing import Any, Callable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+import numpy as np
+
 from dataflow import interval
 from dataflow import arrays, jsonb, timetz
 from dataflow.bytea_uuid import bytea_parse, bytea_text, uuid_parse
@@ -503,6 +505,9 @@ def _decode_numeric_binary(b: bytes) -> Decimal:
     return d.copy_negate() if sign == NUMERIC_NEG else d  # (unary minus would round to 28 digits)
 
 
+_ARRAY_INTS = {INT2.oid: np.dtype(">i2"), INT4.oid: np.dtype(">i4"), INT8.oid: np.dtype(">i8")}
+
+
 def _decode_array_binary(b: bytes, oid: int) -> str:
     element = _ARRAY_ELEMENTS[oid]
     ndim, _flags, _elem_oid = struct.unpack_from(">iii", b)
@@ -511,6 +516,13 @@ def _decode_array_binary(b: bytes, oid: int) -> str:
     if ndim != 1:
         raise SqlError(SqlState.FEATURE_NOT_SUPPORTED, "multidimensional arrays are not supported")
     count, _lower = struct.unpack_from(">ii", b, 12)
+    ints = _ARRAY_INTS.get(element.oid)
+    if ints is not None and len(b) == 20 + count * (4 + ints.itemsize):
+        # Integers without NULLs: every element is its length then its value; read at once
+        # (a DELETE's 5 000 ids).
+        items = np.frombuffer(b, np.dtype([("n", ">i4"), ("v", ints)]), count, 20)
+        if (items["n"] == ints.itemsize).all():
+            return "{" + ",".join(map(str, items["v"].tolist())) + "}"
     pos, values = 20, []
     for _ in range(count):
         (length,) = _I32.unpack_from(b, pos)

@@ -93,3 +93,29 @@ def test_several_keys_go_to_their_owners_with_their_own_share():
             owners = hash_columns(keys_table(types, (1, 0), part.keys), (0, 1)) % workers
             assert set(owners.tolist()) == {w}
     assert route(FastPeekPlan("u9", types, Get("u9", types), (0,), ()), 2, {}) == {}
+
+
+def test_in_lists_and_arrays_a_lookup_meets_leave_the_chain():
+    """`k IN (5, 6)` / `k = ANY ('{5,6}')` over a lookup of exactly those keys hold for every row
+    found (a DELETE's ids need no filter over the rows the index found); a list or an array
+    with a NULL, a key the list does not name, or a float key keep the condition."""
+    from dataflow.plan import IndexLookup
+    from dataflow.types import FLOAT8, TEXT, array_of
+    types = (INT8, TEXT, FLOAT8)
+    five_six = ((5,), (6,))
+
+    def chain(pred, keys=five_six, column=0):
+        return fast_peek_plan(Filter(IndexLookup("u9", types, (column,), keys), (pred,))).chain
+
+    in_list = Call("in_list", (K, Literal(6, INT8), Literal(5, INT8)), BOOL)
+    assert chain(in_list) == Get("u9", types)
+    in_array = Call("in_array", (K, Literal("{5,6,6}", array_of(INT8))), BOOL)
+    assert chain(in_array) == Get("u9", types)
+    kept = [Call("in_list", (K, Literal(5, INT8), Literal(None, INT8), Literal(6, INT8)), BOOL),
+            Call("in_array", (K, Literal("{5,NULL,6}", array_of(INT8))), BOOL),
+            Call("in_array", (K, Literal("{5}", array_of(INT8))), BOOL)]
+    for pred in kept:
+        assert chain(pred) == Filter(Get("u9", types), (pred,)), pred
+    f = ColumnRef(2, FLOAT8)
+    floats = Call("in_list", (f, Literal(0.0, FLOAT8)), BOOL)
+    assert chain(floats, ((0.0,),), 2) == Filter(Get("u9", types), (floats,))
