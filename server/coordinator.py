@@ -95,7 +95,8 @@ class Coordinator:
         self.catalog = Catalog.open(data_dir / "catalog.sqlite")
         self.storage = StorageController(PersistClient.open_local(data_dir / "persist",
                                                                  inline_part_max_bytes=INLINE_PART_MAX_BYTES,
-                                                                 cache_bytes=PERSIST_CACHE_BYTES))
+                                                                 cache_bytes=PERSIST_CACHE_BYTES,
+                                                                 compact_in_background=True))
         # Finish the multi-table transactions a crash left committed but not applied to every
         # table's shard, before anything reads the shards.
         recovered = await asyncio.to_thread(self.storage.recover)
@@ -331,6 +332,7 @@ class Coordinator:
         await self.compute.close()
         if self.spark_context is not None:
             await asyncio.to_thread(self.spark_context.stop)
+        self.storage.persist.close()
         if self.catalog is not None:
             self.catalog.close()
 

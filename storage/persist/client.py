@@ -18,26 +18,34 @@ from pathlib import Path
 from dataflow.types import SqlType, arrow_schema
 
 from .blob import Blob, LocalBlob
+from .compactor import Compactor
 from .consensus import Consensus, SqliteConsensus, VersionedData
 from .errors import SchemaMismatch, ShardDropped
 from .parts import PartCache
 from .shard import Shard, consensus_key, part_written_at_ms
 from .state import ShardState
 
-# Appends compact inline once a shard has more batches than this (None: only explicit compact()).
+# Appends compact once a shard has more batches than this (None: only explicit compact()):
+# inline, or on the client's compactor thread (`compact_in_background`, the server's choice).
 DEFAULT_AUTO_COMPACT_BATCHES = 16
 
 
 class PersistClient:
     def __init__(self, blob: Blob, consensus: Consensus, *, cache_bytes: int = 256 << 20,
                  auto_compact_batches: int | None = DEFAULT_AUTO_COMPACT_BATCHES,
-                 inline_part_max_bytes: int = 0) -> None:
+                 inline_part_max_bytes: int = 0, compact_in_background: bool = False) -> None:
         self.blob = blob
         # Parts whose encoding is at most this size are kept inline in the shard state (0 = never).
         self.inline_part_max_bytes = inline_part_max_bytes
         self.consensus = consensus
         self.cache = PartCache(cache_bytes)
         self.auto_compact_batches = auto_compact_batches
+        self.compactor = Compactor() if compact_in_background else None
+
+    def close(self) -> None:
+        """Stop background compaction (after the merge under way)."""
+        if self.compactor is not None:
+            self.compactor.close()
 
     @classmethod
     def open_local(cls, data_dir: Path, **kwargs) -> "PersistClient":

@@ -160,6 +160,9 @@ class Shard:
     def _maybe_compact(self, new_state: ShardState) -> None:
         threshold = self.client.auto_compact_batches
         if threshold is not None and len(new_state.batches) > threshold:
+            if self.client.compactor is not None:
+                self.client.compactor.request(self)
+                return
             try:
                 self.compact()
             except Exception:  # the append is durable; compaction can run again later
