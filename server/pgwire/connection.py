@@ -1,8 +1,9 @@
 """One client connection: startup, then the simple and extended query state machine.
 
-The connection reads one frontend message at a time and runs its handler as a separate task
-(`_run_cancellable`), so that a CancelRequest arriving on another connection, or the client
-going away, can stop a statement that never ends on its own (COPY (SUBSCRIBE ...) TO STDOUT).
+The connection reads one frontend message at a time and runs a statement (Query, Execute,
+FunctionCall) as a separate task (`_run_cancellable`), so that a CancelRequest arriving on
+another connection, or the client going away, can stop a statement that never ends on its own
+(COPY (SUBSCRIBE ...) TO STDOUT); Parse, Bind, Describe and Close run inline (`_run_inline`).
 A cancelled statement ends with ErrorResponse 57014 and the session stays usable.
 
 Message flow (extended protocol): Parse -> Bind -> Describe -> Execute -> Sync; after an error,
@@ -129,6 +130,11 @@ class CancelRegistry:
 
     def connections(self) -> list["Connection"]:
         return list(self._by_pid.values())
+
+
+# Extended-protocol messages whose work may wait (on a peek, a write, a function's result) and
+# so can be cancelled or time out: each runs as a task (`_run_cancellable`); the others inline.
+_CANCELLABLE = frozenset({ord("E"), ord("F")})
 
 
 class Connection:
@@ -392,7 +398,10 @@ class Connection:
                 await self._flush()
                 continue
             try:
-                await self._run_cancellable(handlers[kind](BodyReader(body)))
+                if kind in _CANCELLABLE:
+                    await self._run_cancellable(handlers[kind](BodyReader(body)))
+                else:
+                    await self._run_inline(handlers[kind](BodyReader(body)))
             except SqlError as e:
                 self._send_error(e)
                 self._skip_until_sync = True
@@ -403,6 +412,21 @@ class Connection:
     def _send_error(self, e: SqlError) -> None:
         self._send_pending_notices()
         self._send(p.error_response(e))
+
+    async def _run_inline(self, coro) -> Any:
+        """Run a message's work that has nothing to cancel (Parse, Bind, Describe, Close: they
+        plan or bind without waiting on anything) in the message loop itself, with the errors
+        mapped as for a statement: a task per message cost a task and an event-loop turn for
+        each of a point read's three messages."""
+        try:
+            return await coro
+        except (SqlError, ConnectionClosed, ProtocolViolation, asyncio.CancelledError):
+            raise
+        except RecursionError:  # a statement nested too deeply to parse or plan
+            raise too_deeply_nested() from None
+        except Exception as e:  # noqa: BLE001 - an adapter bug is the client's error, not a crash
+            log.exception("statement failed with an internal error")
+            raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from None
 
     async def _run_cancellable(self, coro) -> Any:
         """Run one message's work as a task that CancelRequest / disconnect can cancel."""

@@ -40,5 +40,28 @@ def test_merged_batches_are_one_chunk_each():
     trace = CollectionTrace((INT8,), 1)
     for step in range(1, 600):
         trace.append(_rows(2, step * 20), step * 20 + 1)
+        while trace.untidy():  # (what the worker does after each command: Worker.tidy_traces)
+            trace.tidy()
     assert len(trace.batches) <= 16
     assert all(b.column(0).num_chunks == 1 for b in trace.batches[:-1])
+
+
+def test_merges_left_for_later_change_no_contents():
+    """A worker appends without merging and merges after its answers are out: the contents at
+    every readable time are the same before and after the merges."""
+    rng = np.random.default_rng(3)
+    trace = CollectionTrace((INT8,), 1)
+    for step in range(1, 200):
+        t = step * 10
+        trace.append(_rows(int(rng.integers(0, 30)), t), t + 1)
+        if step % 7 == 0:
+            as_of = max(trace.compacted_to, t - int(rng.integers(0, 100)))
+            before = trace.contents_from(as_of)
+            while trace.untidy():
+                trace.tidy()
+            after = trace.contents_from(as_of)
+            def totals(b):
+                return sorted(zip(b.column(0).to_pylist(), b["diff"].to_pylist()))
+            from dataflow.batch import consolidate
+            assert totals(consolidate(before)) == totals(consolidate(after))
+            assert not trace.untidy()
