@@ -442,7 +442,14 @@ def _plan_from(sel: exp.Select, ctx: PlanContext) -> _Item:
             left = _close_group(top, where_conds, ctx, final=False)
             top = _plan_chain(first, joins, ctx, where_conds, left=left)
             continue
-        top.extend(_plan_chain(first, joins, ctx, where_conds))
+        chain = _plan_chain(first, joins, ctx, where_conds)
+        if chain.conds and len(chains) > 1 and not outer:
+            # A JOIN's ON sees only its own chain, not the FROM items after a comma (`a JOIN b
+            # ON c1 = 1, t` where t has a c1 too is not ambiguous): its conditions are applied
+            # in the chain's scope. (In a correlated subquery ON may read the outer query's
+            # columns, which the chain alone does not have: there the whole FROM still is.)
+            chain = _Group([_close_group(chain, where_conds, ctx, final=False)])
+        top.extend(chain)
     return _close_group(top, where_conds, ctx)
 
 
