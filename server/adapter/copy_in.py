@@ -89,6 +89,17 @@ def _parse_binary(data: bytes, types: list[SqlType]) -> list[pa.Array]:
     return out
 
 
+def _has_empty_csv_line(data: bytes, delimiter: str, header: bool) -> bool:
+    """Whether a CSV payload has an empty line outside quotes (after the header line)."""
+    if not (data.startswith((b"\n", b"\r\n")) or b"\n\n" in data or b"\n\r\n" in data):
+        return False
+    import csv
+    rows = csv.reader(io.StringIO(data.decode("utf-8", "replace"), newline=""), delimiter=delimiter)
+    if header:
+        next(rows, None)
+    return any(not row for row in rows)
+
+
 def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: str | None = None,
                header: bool = False) -> list[pa.Array]:
     """The COPY payload as one Arrow array per target column."""
@@ -97,13 +108,25 @@ def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: 
         return _parse_binary(data, types)
     if fmt == "csv":
         names = [f"f{i}" for i in range(n)]
-        table = pacsv.read_csv(
-            io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
-            parse_options=pacsv.ParseOptions(delimiter=delimiter or ","),
-            convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
-                                                 null_values=[""], strings_can_be_null=True,
-                                                 quoted_strings_can_be_null=False))
+        if not data:
+            return [pa.array([], t.arrow) for t in types]  # no rows (COPY 0, as PostgreSQL)
+        if n > 1 and _has_empty_csv_line(data, delimiter or ",", header):
+            # PostgreSQL reads an empty line as one empty field (Arrow would make it a row of
+            # NULLs): missing data for every other column.
+            raise SqlError("22P04", "missing data for column")
+        try:
+            table = pacsv.read_csv(
+                io.BytesIO(data),
+                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
+                # (an empty line is a row: one NULL in a one-column table, else missing data)
+                parse_options=pacsv.ParseOptions(delimiter=delimiter or ",", ignore_empty_lines=False),
+                convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
+                                                     null_values=[""], strings_can_be_null=True,
+                                                     quoted_strings_can_be_null=False))
+        except pa.ArrowInvalid as e:
+            if "Empty CSV file" in str(e) or (header and "Could not skip initial" in str(e)):
+                return [pa.array([], t.arrow) for t in types]  # (only a header line)
+            raise SqlError("22P04", f"invalid COPY data: {e}") from None
         return cast_text_columns([table.column(i).combine_chunks() for i in range(n)], types)
     sep = delimiter or "\t"
     if b"\\" not in data.replace(b"\\N", b""):
