@@ -89,6 +89,13 @@ def _parse_binary(data: bytes, types: list[SqlType]) -> list[pa.Array]:
     return out
 
 
+def _has_empty_text_line(data: bytes, header: bool) -> bool:
+    """Whether a text-format payload has an empty line (after the header line)."""
+    if header:
+        data = data.split(b"\n", 1)[1] if b"\n" in data else b""
+    return data.startswith((b"\n", b"\r\n")) or b"\n\n" in data or b"\n\r\n" in data
+
+
 def _has_empty_csv_line(data: bytes, delimiter: str, header: bool) -> bool:
     """Whether a CSV payload has an empty line outside quotes (after the header line)."""
     if not (data.startswith((b"\n", b"\r\n")) or b"\n\n" in data or b"\n\r\n" in data):
@@ -131,31 +138,39 @@ def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: 
     sep = delimiter or "\t"
     if b"\\" not in data.replace(b"\\N", b""):
         # No escapes besides NULL markers: Arrow's CSV reader splits it without per-row Python.
-        body = data[:-3] if data.endswith(b"\\.\n") else data
-        if not body.strip(b"\r\n"):
+        if not data:
             return [pa.array([], t.arrow) for t in types]
+        if n > 1 and _has_empty_text_line(data, header):
+            raise SqlError("22P04", "missing data for column")  # (an empty line: one empty field)
         names = [f"f{i}" for i in range(n)]
         try:
             table = pacsv.read_csv(
-                io.BytesIO(body),
+                io.BytesIO(data),
                 read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
+                # An empty line is a row: an empty string in a one-column table, else missing
+                # data (Arrow would skip it, losing the row).
                 parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False, double_quote=False,
-                                                 escape_char=False, newlines_in_values=False),
+                                                 escape_char=False, newlines_in_values=False,
+                                                 ignore_empty_lines=False),
                 convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
                                                      null_values=["\\N"], strings_can_be_null=True))
         except pa.ArrowInvalid as e:
+            if "Empty CSV file" in str(e) or (header and "Could not skip initial" in str(e)):
+                return [pa.array([], t.arrow) for t in types]  # (only a header line)
             raise SqlError("22P04", f"invalid COPY data: {e}") from None
         return cast_text_columns([table.column(i).combine_chunks() for i in range(n)], types)
     columns: list[list[str | None]] = [[] for _ in range(n)]
     lines = data.decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # (what follows the last line's newline)
     if header and lines:
         lines = lines[1:]
     for lineno, line in enumerate(lines, 1):
         if line.endswith("\r"):
             line = line[:-1]
-        if line == "" or line == "\\.":
-            continue
-        fields = line.split(sep)
+        if line == "\\.":
+            break  # the end-of-data marker
+        fields = line.split(sep)  # (an empty line is one empty field, as in PostgreSQL)
         if len(fields) != n:
             raise SqlError(SqlState.DATA_EXCEPTION if len(fields) > n else "22P04",
                            f"{'extra' if len(fields) > n else 'missing'} data for column on line {lineno}")
