@@ -46,8 +46,9 @@ _CHAIN = (Map, Filter, Project)
 class FastPeekPlan:
     """A peek split into its one read and the stateless chain over it. `chain` reads the rows as
     `Get(source, types)`; `key` and `keys` are set for an index lookup (else the whole collection
-    is read): `keys` holds the key values, one tuple per key in the index's key order. `prefilter`: conditions on the collection's columns that cannot fail, implied by
-    the chain, to apply to its raw updates before consolidating them."""
+    is read): `keys` holds the key values, one tuple per key in the index's key order.
+    `prefilter`: conditions on the collection's columns that cannot fail, implied by the chain,
+    to apply to its raw updates before consolidating them."""
 
     source: str
     types: tuple[SqlType, ...]

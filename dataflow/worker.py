@@ -430,11 +430,11 @@ class Worker:
                                                       (len(tables) - 1, int(starts[j]), int(starts[j + 1] - starts[j])))
         return answers
 
-    def _run_chain(self, source: str, chain: Plan, as_of: int, found: pa.Table, owner: np.ndarray, members: list[int],
-                   peeks: int) -> tuple[pa.Table, np.ndarray] | None:
-        """The chain over the rows `found` of collection `source` for the peeks `members` (positions in `owner`'s
-        numbering), at `as_of`: one table sorted by peek, and where each peek's rows start
-        (len(members) + 1 bounds). The peek's position rides along as a row column while the
+    def _run_chain(self, source: str, chain: Plan, as_of: int, found: pa.Table, owner: np.ndarray,
+                   members: list[int], peeks: int) -> tuple[pa.Table, np.ndarray] | None:
+        """The chain over the rows `found` of collection `source` for the peeks `members`
+        (positions in `owner`'s numbering), at `as_of`: one table sorted by peek, and where each
+        peek's rows start (len(members) + 1 bounds). The peek's position rides along as a row column while the
         rows are consolidated (two peeks of one key keep their own copies) and as the time
         through the chain (a chain of Map/Filter/Project never looks at times unless it
         mentions mz_now(), which keeps peeks apart). None if the chain fails or the memory
@@ -462,7 +462,10 @@ class Worker:
             output = output.take(pa.array(order)).set_column(
                 output.num_columns - 2, "time", pa.array(np.full(output.num_rows, as_of, dtype=np.uint64)))
             starts = np.searchsorted(tags[order], np.arange(len(members) + 1))
-        except Exception:  # (an error in the chain, or a bug: the one-by-one path reports it)
+        except SqlError:  # (an error in the chain: the one-by-one path reports it for its peek)
+            return None
+        except Exception:  # a bug here: answered one by one all the same, but said
+            log.exception("worker %d: batched chain over %s failed", self.index, source)
             return None
         if self._over_memory_limit(held_before):
             return None
