@@ -59,12 +59,18 @@ def _column(values: list, t: SqlType) -> pa.Array:
 
 def batch_from_rows(rows: list[tuple], types: Sequence[SqlType], time: int, diff: int = 1) -> pa.Table:
     """Build a batch from Python rows, all at `time` with multiplicity change `diff`."""
-    schema = arrow_schema(list(types))
-    n = len(rows)
-    cols = [_column([r[i] for r in rows], t) for i, t in enumerate(types)]
-    cols.append(pa.array(np.full(n, time, dtype=np.uint64)))
-    cols.append(pa.array(np.full(n, diff, dtype=np.int64)))
-    return pa.Table.from_arrays(cols, schema=schema)
+    columns = [_column([r[i] for r in rows], t) for i, t in enumerate(types)]
+    return batch_from_columns(columns, types, time, diff, rows=len(rows))
+
+
+def batch_from_columns(columns: Sequence[pa.Array], types: Sequence[SqlType], time: int, diff: int = 1,
+                       rows: int | None = None) -> pa.Table:
+    """Build a batch from row columns of these types, every row at `time` with multiplicity
+    change `diff`. `rows`: how many (required for rows of no columns, which have no column to
+    count them by: `SELECT FROM t` has a row per row of t)."""
+    n = rows if rows is not None else len(columns[0])
+    cols = list(columns) + [pa.array(np.full(n, time, dtype=np.uint64)), pa.array(np.full(n, diff, dtype=np.int64))]
+    return pa.Table.from_arrays(cols, schema=arrow_schema(list(types)))
 
 
 def with_names(batch: pa.Table) -> pa.Table:

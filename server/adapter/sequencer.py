@@ -6,13 +6,12 @@ import asyncio
 import logging
 from typing import Any, AsyncIterator
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from catalog.items import ItemKind
 from catalog.roles import PASSWORD_ENCRYPTIONS
-from dataflow.batch import batch_from_rows, concat, negate
+from dataflow.batch import batch_from_columns, batch_from_rows, concat, negate
 from dataflow.errors import SqlError, SqlState, too_deeply_nested, unsupported
 from dataflow.plan import Map
 from dataflow.types import TEXT, Column, arrow_schema
@@ -531,10 +530,7 @@ class SlipstreamAdapter:
         item = self._table(plan.table_id)
         types = [c.type for c in item.columns]
         if plan.columns is not None:
-            n = len(plan.columns[0]) if plan.columns else 0
-            batch = pa.Table.from_arrays(list(plan.columns) + [pa.array(np.zeros(n, np.uint64)),
-                                                               pa.array(np.ones(n, np.int64))],
-                                         schema=arrow_schema(types))
+            batch = batch_from_columns(plan.columns, types, 0, 1, rows=len(plan.columns[0]) if plan.columns else 0)
         elif plan.rows is not None:
             batch = batch_from_rows(list(plan.rows), types, 0, 1)
         else:
@@ -597,8 +593,7 @@ class SlipstreamAdapter:
             full = [pa.nulls(length, t.arrow) for t in types]
             for pos, arr in zip(targets, arrays):
                 full[pos] = arr
-            batch = pa.Table.from_arrays(full + [pa.array(np.zeros(length, np.uint64)),
-                                                 pa.array(np.ones(length, np.int64))], schema=arrow_schema(types))
+            batch = batch_from_columns(full, types, 0, 1, rows=length)
             self._check_not_null(item, batch)
             if length:
                 await self._commit_or_buffer(state, item.id, batch)
