@@ -235,19 +235,13 @@ def _shared_side(plan: Join, rt: Runtime):
     if not rt.shared:
         return None
     for shared_is_left in (False, True):
-        node, key = (plan.left, plan.left_key) if shared_is_left else (plan.right, plan.right_key)
+        side, key = (plan.left, plan.left_key) if shared_is_left else (plan.right, plan.right_key)
         other, other_key = (plan.right, plan.right_key) if shared_is_left else (plan.left, plan.left_key)
-        node, chain = through_stateless(node)
-        if not isinstance(node, Get) or node.id not in rt.shared:
-            continue
-        index_key, arrangement, current = rt.shared[node.id]
-        columns = passthrough_columns(chain, len(node.types))
-        if tuple(columns[k] for k in key) != tuple(index_key):
-            continue
         other_types = output_types(other)
-        if any(node.types[i] != other_types[k] for i, k in zip(index_key, other_key)):
-            continue
-        return shared_is_left, (arrangement, current), len(node.types), chain
+        found = _index_side(side, key, {tuple(other_types[k] for k in other_key)}, rt)
+        if found is not None:
+            arrangement, current, width, chain = found
+            return shared_is_left, (arrangement, current), width, chain
     return None
 
 

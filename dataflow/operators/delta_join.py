@@ -26,16 +26,14 @@ and an input that changed on no worker (`Operator.quiet`) sends nothing at all.
 
 from __future__ import annotations
 
-import weakref
-
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from dataflow.arrangement import Arrangement
-from dataflow.batch import DIFF, TIME, concat, hash_columns
+from dataflow.batch import DIFF, concat, hash_columns
 from dataflow.operators.base import Operator, Runtime, StepContext
-from dataflow.operators.join import (ArrangedInput, SideChain, _drop_null_keys, index_rebuilt, join_delta,
-                                     through_side_chain)
+from dataflow.operators.join import (ArrangedInput, SideChain, _drop_null_keys, index_matches, index_rebuilt,
+                                     join_delta)
 from dataflow.plan import DeltaJoin, DeltaStage, output_types
 from dataflow.types import arrow_schema
 
@@ -102,12 +100,11 @@ class IndexSide:
         self.width, self.side = width, SideChain(chain)
         self.delta: pa.Table | None = None
         self._delta_arrangement: Arrangement | None = None
-        self._stepped: weakref.ref | None = None  # (the step: not kept alive by this)
 
     def step(self, ctx: StepContext) -> None:
-        if self._stepped is None or self._stepped() is not ctx:
-            self.delta = _drop_null_keys(self.op.step(ctx), self.key)
-            self._delta_arrangement, self._stepped = None, weakref.ref(ctx)
+        # (one IndexSide per join and key, stepped once per step by its join)
+        self.delta = _drop_null_keys(self.op.step(ctx), self.key)
+        self._delta_arrangement = None
 
     def end_step(self) -> None:
         # (after hydration the step's changes are the whole index: not kept until the next step)
@@ -121,8 +118,7 @@ class IndexSide:
         out: list[pa.Table | None] = []
         full = join_delta(rows, key, self.arrangement, True, hashes, limit)
         if full is not None:
-            full = full.filter(pc.less(full[TIME], pa.scalar(upper, pa.uint64())))
-            out.append(through_side_chain(full, self.side, self.width, False))
+            out.append(index_matches(full, upper, self.side, self.width, False))
         if not after and self.delta.num_rows:
             if self._delta_arrangement is None:
                 self._delta_arrangement = Arrangement(self.key)

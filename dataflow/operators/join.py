@@ -224,8 +224,7 @@ class SharedJoinOp(Operator):
             h = hash_columns(do, self.ok)
             full = join_delta(do, self.ok, self.arrangement, not self.shared_is_left, h, self.rt.step_limit_bytes)
             if full is not None:
-                before_upper = full.filter(pc.less(full[TIME], pa.scalar(upper, pa.uint64())))
-                parts.append(through_side_chain(before_upper, self.side, self.width, self.shared_is_left))
+                parts.append(index_matches(full, upper, self.side, self.width, self.shared_is_left))
             self.otrace.insert(do, h)
         self.otrace.compact(upper)
         parts = [p.rename_columns(self.schema.names).cast(self.schema) for p in parts if p is not None]
@@ -234,9 +233,11 @@ class SharedJoinOp(Operator):
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
 
 
-def through_side_chain(full: pa.Table, side: "SideChain", width: int, shared_is_left: bool) -> pa.Table:
-    """Matches of rows with an index (the index's `width` columns beside the other side's)
-    with the index's columns put through the shared side's chain."""
+def index_matches(full: pa.Table, upper: int, side: "SideChain", width: int, shared_is_left: bool) -> pa.Table:
+    """Matches of rows with an index read in place (the index's `width` columns beside the
+    other side's): those before `upper` (the index may have stepped further: a match's time is
+    the later of the two), with the index's columns put through the shared side's chain."""
+    full = full.filter(pc.less(full[TIME], pa.scalar(upper, pa.uint64())))
     n_other = full.num_columns - 2 - width
     cols = [full.column(i) for i in range(full.num_columns - 2)]
     index_cols, other = (cols[:width], cols[width:]) if shared_is_left else (cols[n_other:], cols[:n_other])
