@@ -31,9 +31,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from dataflow.plan import DeltaJoin, DeltaStage, Filter, Join, Plan, Project
-from planner.index_join_order import (IndexKeys, JoinChain, chain_at, key_pairs, leads_to_join, rewrite_chains,
-                                      served_key)
+from dataflow.plan import DeltaJoin, DeltaStage, Filter, Plan, Project
+from planner.index_join_order import IndexKeys, JoinChain, chain_at, key_pairs, rewrite_chains, served_pairs
 
 
 def plan_delta_joins(plan: Plan, index_keys: IndexKeys) -> Plan:
@@ -56,7 +55,7 @@ def _delta_join(node: Plan, parents: dict[int, int], index_keys: IndexKeys,
     # not enough: a chain's running results are often far smaller than an input, when a
     # filtered relation joins early, and a delta join arranges whole inputs by several keys.)
     chain_base: set[tuple[int, tuple[int, ...]]] = set()
-    running = _chain_arrangements(node, parents, True, index_keys, chain_base)
+    running = _chain_arrangements(chain, index_keys, chain_base)
     own = {(id(chain.relations[s.input]), tuple(sorted(s.lookup_key)))
            for path in paths for s in path if s.lookup_key not in servable[s.input]}
     if not running or not own <= chain_base:
@@ -97,39 +96,24 @@ def _keys(pairs: list[tuple[int, int]], servable: list[tuple[int, ...]], chain: 
           running: list[int], r: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """(lookup key in relation r's columns, stream key in the running rows' columns) of the
     equalities `pairs`: in the order of an index that serves them, else by r's columns."""
-    index_key = served_key(pairs, servable)
-    if index_key is not None:
-        by_local = {b: (a, b) for a, b in pairs}
-        pairs = [by_local[k] for k in index_key]
-    else:
-        pairs = sorted(pairs, key=lambda p: p[1])
+    pairs = served_pairs(pairs, servable) or sorted(pairs, key=lambda p: p[1])
     position = {g: i for i, g in enumerate(running)}
     return tuple(b for _, b in pairs), tuple(position[a] for a, _ in pairs)
 
 
-def _chain_arrangements(node: Plan, parents: dict[int, int], top: bool, index_keys: IndexKeys,
-                        base: set[tuple[int, tuple[int, ...]]]) -> int:
-    """The arrangements the chain of binary joins under `node` builds: the relations' ones
-    (added to `base` as (relation object, key columns sorted)) and the number of running
-    results it arranges. A join reads at most one side's index in place, as
-    `dataflow.render` picks it: the right side's first."""
-    interior = top or parents.get(id(node), 0) <= 1
-    if interior and isinstance(node, Join):
+def _chain_arrangements(chain: JoinChain, index_keys: IndexKeys, base: set[tuple[int, tuple[int, ...]]]) -> int:
+    """The arrangements the chain of binary joins builds: the relations' ones (added to `base`
+    as (relation object, key columns sorted)) and the number of running results it arranges. A
+    join reads at most one side's index in place, as `dataflow.render` picks it: the right
+    side's first."""
+    running = 0
+    for join in chain.joins:
         served = False
-        running = 0
-        for side, key in ((node.right, node.right_key), (node.left, node.left_key)):
-            if _is_running_result(side, parents):
+        for side, key in ((join.right, join.right_key), (join.left, join.left_key)):
+            if id(side) in chain.interior:
                 running += 1
             elif not served and key in index_keys(side):
                 served = True
             else:
                 base.add((id(side), tuple(sorted(key))))
-        return running + _chain_arrangements(node.left, parents, False, index_keys, base) + \
-            _chain_arrangements(node.right, parents, False, index_keys, base)
-    if interior and isinstance(node, (Filter, Project)) and leads_to_join(node.input):
-        return _chain_arrangements(node.input, parents, False, index_keys, base)
-    return 0
-
-
-def _is_running_result(side: Plan, parents: dict[int, int]) -> bool:
-    return leads_to_join(side) and parents.get(id(side), 0) <= 1
+    return running

@@ -49,6 +49,8 @@ class JoinChain:
     widths: list[int] = field(default_factory=list)
     edges: list[tuple[int, int]] = field(default_factory=list)   # equal columns (join keys)
     conditions: list[ScalarExpr] = field(default_factory=list)   # over global ids
+    joins: list[Join] = field(default_factory=list)             # the chain's joins, as written
+    interior: set[int] = field(default_factory=set)   # ids of its nodes that are not relations
 
     def add(self, plan: Plan) -> list[int]:
         self.first_column.append(self.first_column[-1] + self.widths[-1] if self.relations else 0)
@@ -107,11 +109,14 @@ def flatten_chain(node: Plan, chain: JoinChain, parents: dict[int, int], top: bo
     """Add `node`'s relations to `chain`; return its output columns as global ids."""
     interior = top or parents.get(id(node), 0) <= 1
     if interior and isinstance(node, Join):
+        chain.joins.append(node)
+        chain.interior.add(id(node))
         left = flatten_chain(node.left, chain, parents, False)
         right = flatten_chain(node.right, chain, parents, False)
         chain.edges.extend((left[a], right[b]) for a, b in zip(node.left_key, node.right_key))
         return left + right
     if interior and isinstance(node, (Filter, Project)) and leads_to_join(node.input):
+        chain.interior.add(id(node))
         cols = flatten_chain(node.input, chain, parents, False)
         if isinstance(node, Project):
             return [cols[c] for c in node.columns]
@@ -176,6 +181,15 @@ def served_key(pairs: list[tuple[int, int]], keys: list[tuple[int, ...]]) -> tup
     return None
 
 
+def served_pairs(pairs: list[tuple[int, int]], keys: list[tuple[int, ...]]) -> list[tuple[int, int]] | None:
+    """The join key pairs in the order of the index key that serves them, if one does."""
+    key = served_key(pairs, keys)
+    if key is None:
+        return None
+    by_local = {b: (a, b) for a, b in pairs}
+    return [by_local[k] for k in key]
+
+
 def _join_keys(chain: JoinChain, order: list[int], step: int, joined: set[int],
                servable: list[list[tuple[int, ...]]]) -> tuple[list[tuple[int, int]], bool]:
     """The key pairs of the join adding relation order[step + 1] to `joined`, put in the order
@@ -183,10 +197,9 @@ def _join_keys(chain: JoinChain, order: list[int], step: int, joined: set[int],
     join) its left input's. A join reads at most one index in place."""
     first, r = order[0], order[step + 1]
     pairs = key_pairs(chain, joined, r)
-    key = served_key(pairs, servable[r])
-    if key is not None:
-        by_local = {b: (a, b) for a, b in pairs}
-        return [by_local[k] for k in key], True
+    served = served_pairs(pairs, servable[r])
+    if served is not None:
+        return served, True
     if step == 0:
         back = [(b + chain.first_column[r], a - chain.first_column[first]) for a, b in pairs]
         left_key = served_key(back, servable[first])
