@@ -332,7 +332,8 @@ class Coordinator:
         await self.compute.close()
         if self.spark_context is not None:
             await asyncio.to_thread(self.spark_context.stop)
-        self.storage.persist.close()
+        if self.storage is not None:
+            self.storage.persist.close()  # (background compaction: the merge under way ends)
         if self.catalog is not None:
             self.catalog.close()
 
