@@ -13,13 +13,14 @@ every message up to the next Sync is skipped, then ReadyForQuery.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import secrets
 import struct
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Iterator
 
 from dataflow.errors import SqlError, SqlState, too_deeply_nested
 from dataflow.types import Column, SqlType
@@ -135,6 +136,22 @@ class CancelRegistry:
 # Extended-protocol messages whose work may wait (on a peek, a write, a function's result) and
 # so can be cancelled or time out: each runs as a task (`_run_cancellable`); the others inline.
 _CANCELLABLE = frozenset({ord("E"), ord("F")})
+
+
+@contextlib.contextmanager
+def _client_errors() -> Iterator[None]:
+    """A message's failure as the client sees it: SQL errors, a lost connection, a protocol
+    violation and cancellation as they are; a statement nested too deeply as 54001; anything
+    else (an adapter bug) logged and sent as an internal error, never a crash of the session."""
+    try:
+        yield
+    except (SqlError, ConnectionClosed, ProtocolViolation, asyncio.CancelledError):
+        raise
+    except RecursionError:  # a statement nested too deeply to parse or plan
+        raise too_deeply_nested() from None
+    except Exception as e:  # noqa: BLE001 - an adapter bug is the client's error, not a crash
+        log.exception("statement failed with an internal error")
+        raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from None
 
 
 class Connection:
@@ -418,15 +435,8 @@ class Connection:
         plan or bind without waiting on anything) in the message loop itself, with the errors
         mapped as for a statement: a task per message cost a task and an event-loop turn for
         each of a point read's three messages."""
-        try:
+        with _client_errors():
             return await coro
-        except (SqlError, ConnectionClosed, ProtocolViolation, asyncio.CancelledError):
-            raise
-        except RecursionError:  # a statement nested too deeply to parse or plan
-            raise too_deeply_nested() from None
-        except Exception as e:  # noqa: BLE001 - an adapter bug is the client's error, not a crash
-            log.exception("statement failed with an internal error")
-            raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from None
 
     async def _run_cancellable(self, coro) -> Any:
         """Run one message's work as a task that CancelRequest / disconnect can cancel."""
@@ -435,23 +445,18 @@ class Connection:
         timeout = limits.statement_timeout(self.session.vars) if self.session is not None else None
         timer = asyncio.get_running_loop().call_later(timeout, self._statement_timed_out) if timeout else None
         try:
-            return await task
-        except asyncio.CancelledError:
-            me = asyncio.current_task()
-            if self._lost:
-                raise ConnectionClosed() from None
-            if self._cancel_requested and (me is None or not me.cancelling()):
-                if self._timed_out:
-                    raise SqlError(SqlState.QUERY_CANCELED, limits.STATEMENT_TIMEOUT_MESSAGE) from None
-                raise SqlError(SqlState.QUERY_CANCELED, _QUERY_CANCELED) from None
-            raise
-        except (SqlError, ConnectionClosed, ProtocolViolation):
-            raise
-        except RecursionError:  # a statement nested too deeply to parse or plan
-            raise too_deeply_nested() from None
-        except Exception as e:  # noqa: BLE001 - an adapter bug is the client's error, not a crash
-            log.exception("statement failed with an internal error")
-            raise SqlError(SqlState.INTERNAL_ERROR, f"internal error: {type(e).__name__}: {e}") from None
+            with _client_errors():
+                try:
+                    return await task
+                except asyncio.CancelledError:
+                    me = asyncio.current_task()
+                    if self._lost:
+                        raise ConnectionClosed() from None
+                    if self._cancel_requested and (me is None or not me.cancelling()):
+                        if self._timed_out:
+                            raise SqlError(SqlState.QUERY_CANCELED, limits.STATEMENT_TIMEOUT_MESSAGE) from None
+                        raise SqlError(SqlState.QUERY_CANCELED, _QUERY_CANCELED) from None
+                    raise
         finally:
             if timer is not None:
                 timer.cancel()
