@@ -205,10 +205,7 @@ class Worker:
         for trace in list(self.collections.values()):
             while trace.untidy():
                 trace.tidy()
-                if self.arrived_peeks is not None:
-                    self.waiting_peeks.extend(self.arrived_peeks(lambda p: p.plan.source in self.collections))
-                if self.waiting_peeks:
-                    self._answer_peeks()
+                self._answer_arrived_peeks()
 
     def release_if_due(self) -> None:
         """After a command whose steps moved many rows: free memory back to the OS."""
@@ -673,10 +670,15 @@ class Worker:
             running = self.dataflows.get(id)
             if running is not None:
                 self._step(running)
-                if self.arrived_peeks is not None:
-                    self.waiting_peeks.extend(self.arrived_peeks(lambda p: p.plan.source in self.collections))
-                if self.waiting_peeks:
-                    self._answer_peeks()
+                self._answer_arrived_peeks()
+
+    def _answer_arrived_peeks(self) -> None:
+        """Between two pieces of a command's work: answer the fast-path peeks the controller
+        sent meanwhile (read ahead of the queued commands) and those now answerable."""
+        if self.arrived_peeks is not None:
+            self.waiting_peeks.extend(self.arrived_peeks(lambda p: p.plan.source in self.collections))
+        if self.waiting_peeks:
+            self._answer_peeks()
 
     def _step(self, running: RunningDataflow) -> None:
         command = running.command
