@@ -107,6 +107,30 @@ def _has_empty_csv_line(data: bytes, delimiter: str, header: bool) -> bool:
     return any(not row for row in rows)
 
 
+def _split_with_arrow(data: bytes, types: list[SqlType], header: bool, parse: pacsv.ParseOptions,
+                      **convert) -> list[pa.Array]:
+    """A CSV or text payload split into one string column per target by Arrow's CSV reader (no
+    per-row Python), then cast. `parse` must not skip empty lines: an empty line is a row (a
+    NULL or an empty string in a one-column table; in wider ones the caller has refused it).
+    Nothing, or a header alone, is no rows (COPY 0, as PostgreSQL); what Arrow cannot split is
+    22P04."""
+    if not data:
+        return [pa.array([], t.arrow) for t in types]
+    names = [f"f{i}" for i in range(len(types))]
+    try:
+        table = pacsv.read_csv(
+            io.BytesIO(data),
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
+            parse_options=parse,
+            convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
+                                                 strings_can_be_null=True, **convert))
+    except pa.ArrowInvalid as e:
+        if "Empty CSV file" in str(e) or (header and "Could not skip initial" in str(e)):
+            return [pa.array([], t.arrow) for t in types]  # (only a header line)
+        raise SqlError("22P04", f"invalid COPY data: {e}") from None
+    return cast_text_columns([table.column(i).combine_chunks() for i in range(len(names))], types)
+
+
 def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: str | None = None,
                header: bool = False) -> list[pa.Array]:
     """The COPY payload as one Arrow array per target column."""
@@ -114,51 +138,23 @@ def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: 
     if fmt == "binary":
         return _parse_binary(data, types)
     if fmt == "csv":
-        names = [f"f{i}" for i in range(n)]
-        if not data:
-            return [pa.array([], t.arrow) for t in types]  # no rows (COPY 0, as PostgreSQL)
-        if n > 1 and _has_empty_csv_line(data, delimiter or ",", header):
+        if n > 1 and data and _has_empty_csv_line(data, delimiter or ",", header):
             # PostgreSQL reads an empty line as one empty field (Arrow would make it a row of
             # NULLs): missing data for every other column.
             raise SqlError("22P04", "missing data for column")
-        try:
-            table = pacsv.read_csv(
-                io.BytesIO(data),
-                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
-                # (an empty line is a row: one NULL in a one-column table, else missing data)
-                parse_options=pacsv.ParseOptions(delimiter=delimiter or ",", ignore_empty_lines=False),
-                convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
-                                                     null_values=[""], strings_can_be_null=True,
-                                                     quoted_strings_can_be_null=False))
-        except pa.ArrowInvalid as e:
-            if "Empty CSV file" in str(e) or (header and "Could not skip initial" in str(e)):
-                return [pa.array([], t.arrow) for t in types]  # (only a header line)
-            raise SqlError("22P04", f"invalid COPY data: {e}") from None
-        return cast_text_columns([table.column(i).combine_chunks() for i in range(n)], types)
+        return _split_with_arrow(data, types, header,
+                                 pacsv.ParseOptions(delimiter=delimiter or ",", ignore_empty_lines=False),
+                                 null_values=[""], quoted_strings_can_be_null=False)
     sep = delimiter or "\t"
     if b"\\" not in data.replace(b"\\N", b""):
         # No escapes besides NULL markers: Arrow's CSV reader splits it without per-row Python.
-        if not data:
-            return [pa.array([], t.arrow) for t in types]
         if n > 1 and _has_empty_text_line(data, header):
             raise SqlError("22P04", "missing data for column")  # (an empty line: one empty field)
-        names = [f"f{i}" for i in range(n)]
-        try:
-            table = pacsv.read_csv(
-                io.BytesIO(data),
-                read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
-                # An empty line is a row: an empty string in a one-column table, else missing
-                # data (Arrow would skip it, losing the row).
-                parse_options=pacsv.ParseOptions(delimiter=sep, quote_char=False, double_quote=False,
-                                                 escape_char=False, newlines_in_values=False,
-                                                 ignore_empty_lines=False),
-                convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
-                                                     null_values=["\\N"], strings_can_be_null=True))
-        except pa.ArrowInvalid as e:
-            if "Empty CSV file" in str(e) or (header and "Could not skip initial" in str(e)):
-                return [pa.array([], t.arrow) for t in types]  # (only a header line)
-            raise SqlError("22P04", f"invalid COPY data: {e}") from None
-        return cast_text_columns([table.column(i).combine_chunks() for i in range(n)], types)
+        return _split_with_arrow(data, types, header,
+                                 pacsv.ParseOptions(delimiter=sep, quote_char=False, double_quote=False,
+                                                    escape_char=False, newlines_in_values=False,
+                                                    ignore_empty_lines=False),
+                                 null_values=["\\N"])
     columns: list[list[str | None]] = [[] for _ in range(n)]
     lines = data.decode("utf-8").split("\n")
     if lines and lines[-1] == "":
