@@ -62,6 +62,25 @@ def test_copy_binary_with_asyncpg(slipstream, unique_prefix):
     assert asyncio.run(run()) == ROWS
 
 
+def _copy_in_both(ss, pg, name: str, ddl: str, option: str, payload: str):
+    """`payload` copied into a new table `name` in Slipstream and in PostgreSQL: per system, its
+    rows (sorted) or "error" (always a 22xxx SQLSTATE, the class of bad COPY data)."""
+    import psycopg
+
+    results = []
+    for conn in (ss, pg):
+        conn.execute(f"CREATE TABLE {name} {ddl}")
+        try:
+            with conn.cursor().copy(f"COPY {name} FROM STDIN {option}") as copy:
+                if payload:
+                    copy.write(payload)
+            results.append(sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr))
+        except psycopg.Error as e:
+            assert e.sqlstate is not None and e.sqlstate[:2] == "22", (conn, payload, e)
+            results.append("error")
+    return results
+
+
 CSV_PAYLOADS = ["", "\n", "\n\n", "1,x\n2,y\n", "1,x\n\n2,y", "1,\"a\n\nb\"\n", "1\n\n2\n", "a,b", "1,2,3\n"]
 
 
@@ -79,20 +98,7 @@ def test_csv_edge_payloads_as_postgresql(slipstream, pg_oracle, unique_prefix, h
         ss.autocommit = True
         for width, ddl in ((2, "(a int, b text)"), (1, "(a int)")):
             for i, payload in enumerate(CSV_PAYLOADS):
-                name = f"{p}w{width}_{i}"
-                results = []
-                for conn in (ss, pg):
-                    conn.execute(f"CREATE TABLE {name} {ddl}")
-                    try:
-                        with conn.cursor().copy(f"COPY {name} FROM STDIN {option}") as copy:
-                            if payload:
-                                copy.write(payload)
-                        rows = conn.execute(f"SELECT * FROM {name}").fetchall()
-                        results.append(("rows", sorted(rows, key=repr)))
-                    except psycopg.Error as e:
-                        assert e.sqlstate is not None and e.sqlstate[:2] == "22", (conn, payload, e)
-                        results.append(("error", None))
-                ours, theirs = results
+                ours, theirs = _copy_in_both(ss, pg, f"{p}w{width}_{i}", ddl, option, payload)
                 if header and payload == '1,"a\n\nb"\n':
                     continue  # a header with a quoted newline: skipped as one line here (noted)
                 assert ours == theirs, (width, payload, ours, theirs)
@@ -114,16 +120,5 @@ def test_text_empty_lines_as_postgresql(slipstream, pg_oracle, unique_prefix, he
         ss.autocommit = True
         for width, ddl in ((1, "(a text)"), (2, "(a text, b text)")):
             for i, payload in enumerate(TEXT_PAYLOADS):
-                name = f"{p}w{width}_{i}"
-                results = []
-                for conn in (ss, pg):
-                    conn.execute(f"CREATE TABLE {name} {ddl}")
-                    try:
-                        with conn.cursor().copy(f"COPY {name} FROM STDIN {option}") as copy:
-                            if payload:
-                                copy.write(payload)
-                        results.append(sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr))
-                    except psycopg.Error as e:
-                        assert e.sqlstate is not None and e.sqlstate[:2] == "22", (conn, payload, e)
-                        results.append("error")
-                assert results[0] == results[1], (width, payload, results)
+                ours, theirs = _copy_in_both(ss, pg, f"{p}w{width}_{i}", ddl, option, payload)
+                assert ours == theirs, (width, payload, ours, theirs)

@@ -26,3 +26,13 @@ def as_counter(table: pa.Table) -> Counter:
     for i, diff in enumerate(d["diff"]):
         out[tuple(d[n][i] for n in names)] += diff
     return Counter({k: v for k, v in out.items() if v != 0})
+
+
+def brute_snapshot(history: list[tuple], as_of: int) -> Counter:
+    """The contents at `as_of` of the updates `history` ((c0, c1, time, diff)), by brute force,
+    in as_counter's form."""
+    acc: Counter = Counter()
+    for c0, c1, t, d in history:
+        if t <= as_of:
+            acc[(c0, c1, as_of)] += d
+    return Counter({k: v for k, v in acc.items() if v != 0})

@@ -7,20 +7,11 @@ from __future__ import annotations
 
 import random
 import threading
-from collections import Counter
 
 import pytest
 
-from persist_helpers import TYPES, as_counter, updates
+from persist_helpers import TYPES, as_counter, brute_snapshot, updates
 from storage.persist import PersistClient
-
-
-def _brute(history: list[tuple], as_of: int) -> Counter:
-    acc: Counter = Counter()
-    for c0, c1, t, d in history:
-        if t <= as_of:
-            acc[(c0, c1, as_of)] += d
-    return Counter({k: v for k, v in acc.items() if v != 0})
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -37,11 +28,11 @@ def test_reads_beside_background_merges_see_every_append(tmp_path, seed):
             shard.compare_and_append(updates(rows), upper, upper + 1)
             history.extend(rows)
             as_of = rng.randrange(shard.since(), shard.upper())
-            assert as_counter(shard.snapshot(as_of)) == _brute(history, as_of), (step, as_of)
+            assert as_counter(shard.snapshot(as_of)) == brute_snapshot(history, as_of), (step, as_of)
         assert client.compactor.wait_idle()
         assert len(shard.state().batches) < 12  # (60 appends, merged geometrically)
         last = shard.upper() - 1
-        assert as_counter(shard.snapshot(last)) == _brute(history, last)
+        assert as_counter(shard.snapshot(last)) == brute_snapshot(history, last)
     finally:
         client.close()
 

@@ -8,17 +8,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from persist_helpers import TYPES, as_counter, updates
+from persist_helpers import TYPES, as_counter, brute_snapshot, updates
 from storage.persist import PersistClient
 from storage.persist.compaction import plan_merges
-
-
-def brute_snapshot(history: list[tuple], as_of: int) -> Counter:
-    acc: Counter = Counter()
-    for c0, c1, t, d in history:
-        if t <= as_of:
-            acc[(c0, c1, as_of)] += d
-    return Counter({k: v for k, v in acc.items() if v != 0})
 
 
 def brute_between(history: list[tuple], since: int, lower: int, upper: int) -> Counter:
