@@ -98,7 +98,7 @@ def _has_empty_text_line(data: bytes, header: bool) -> bool:
 
 def _has_empty_csv_line(data: bytes, delimiter: str, header: bool) -> bool:
     """Whether a CSV payload has an empty line outside quotes (after the header line)."""
-    if not (data.startswith((b"\n", b"\r\n")) or b"\n\n" in data or b"\n\r\n" in data):
+    if not _has_empty_text_line(data, False):  # (no empty line at all, quoted or not)
         return False
     import csv
     rows = csv.reader(io.StringIO(data.decode("utf-8", "replace"), newline=""), delimiter=delimiter)
