@@ -1,8 +1,8 @@
-"""Blob storage: an immutable-ish key -> bytes store where persist keeps its Parquet parts.
+"""Blob storage: an immutable-ish key -> bytes store where persist keeps its parts.
 
 Parts are written once under a fresh key and never modified, so a blob only needs atomic,
 durable `set`, plus `get`, `delete` and prefix listing. `LocalBlob` is the embedded default: a
-directory tree where a key `a/b.parquet` is the file `root/a/b.parquet`.
+directory tree where a key `a/b.arrow` is the file `root/a/b.arrow`.
 
 >>> import tempfile, pathlib
 >>> blob = LocalBlob(pathlib.Path(tempfile.mkdtemp()))

@@ -1,6 +1,12 @@
-"""Encoding of parts (Parquet in blob storage) and an LRU cache of decoded parts.
+"""Encoding of parts (Arrow IPC files in blob storage) and an LRU cache of decoded parts.
 
 Parts are immutable once written, so a decoded part can be cached by key forever (until evicted).
+
+A part is an Arrow IPC file, its buffers compressed with zstd. Parquet was the format until
+2026-11: for a 13k-row COMMIT it took 4 ms to encode (zstd) and 1.6 ms to decode, against
+1.6 and 0.9 ms for IPC+zstd at a smaller size, and the encode is on the path of every
+acknowledged write. Parts written as Parquet by earlier versions are still read (their first
+four bytes are Parquet's magic), so a data directory carries over.
 """
 
 from __future__ import annotations
@@ -10,12 +16,15 @@ import threading
 from collections import OrderedDict
 
 import pyarrow as pa
+import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
-PARQUET_COMPRESSION = "zstd"
+PART_COMPRESSION = "zstd"
+PART_SUFFIX = ".arrow"
+_PARQUET_MAGIC = b"PAR1"
+_WRITE_OPTIONS = ipc.IpcWriteOptions(compression=PART_COMPRESSION)
 
-
-# Arrow types Parquet cannot store, kept as their 16 raw bytes (same layout) in the file.
+# Arrow types Parquet cannot store were kept as their 16 raw bytes (same layout) in old parts.
 _INTERVAL = pa.month_day_nano_interval()
 _RAW16 = pa.binary(16)
 
@@ -30,16 +39,19 @@ def _view_columns(table: pa.Table, src: pa.DataType, dst: pa.DataType) -> pa.Tab
 
 
 def encode_part(table: pa.Table) -> bytes:
-    buf = io.BytesIO()
-    pq.write_table(_view_columns(table, _INTERVAL, _RAW16), buf, compression=PARQUET_COMPRESSION,
-                   write_statistics=["time"])
-    return buf.getvalue()
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema, options=_WRITE_OPTIONS) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 def decode_part(data: bytes, schema: pa.Schema) -> pa.Table:
-    table = pq.read_table(io.BytesIO(data))
-    if any(f.type == _INTERVAL for f in schema):
-        table = _view_columns(table, _RAW16, _INTERVAL)
+    if data[:4] == _PARQUET_MAGIC:
+        table = pq.read_table(io.BytesIO(data))
+        if any(f.type == _INTERVAL for f in schema):
+            table = _view_columns(table, _RAW16, _INTERVAL)
+    else:
+        table = ipc.open_file(pa.py_buffer(data)).read_all()
     if not table.schema.equals(schema):
         table = table.cast(schema)
     return table

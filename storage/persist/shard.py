@@ -31,7 +31,7 @@ from dataflow.types import SqlType, arrow_schema
 from .compaction import DEFAULT_MAX_BATCHES, plan_merges
 from .consensus import VersionedData
 from .errors import ReadBeforeSince, ReadNotReady, ShardDropped, UpperMismatch
-from .parts import decode_part, encode_part
+from .parts import PART_SUFFIX, decode_part, encode_part
 from .partition import partition_rows
 from .state import BatchDesc, PartDesc, ShardState
 from .updates import advance_times, conform, consolidate, filter_times, time_bounds
@@ -57,7 +57,7 @@ def consensus_key(shard_id: str) -> str:
 def part_key(shard_id: str) -> str:
     """A fresh blob key; the leading wall-clock millis let garbage collection spare parts that a
     live writer may still be about to reference."""
-    return f"{shard_id}/{int(_time.time() * 1000):013d}-{uuid.uuid4().hex}.parquet"
+    return f"{shard_id}/{int(_time.time() * 1000):013d}-{uuid.uuid4().hex}{PART_SUFFIX}"
 
 
 def part_written_at_ms(key: str) -> int | None:
@@ -284,7 +284,7 @@ class Shard:
         key = part_key(self.shard_id)
         lo, hi = time_bounds(table)
         if table.nbytes <= self.client.inline_part_max_bytes:
-            # Arrow IPC, not Parquet: a tiny part is decoded on every compaction and cold read.
+            # Inline in the state (a stream, not a file: no footer to pay for on a few rows).
             sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, table.schema) as writer:
                 writer.write_table(table)

@@ -25,7 +25,7 @@ STATE_VERSION = 1
 
 @dataclass(frozen=True)
 class PartDesc:
-    """One immutable Parquet part in blob storage, with stats used to skip it on reads."""
+    """One immutable part (an Arrow IPC file) in blob storage, with stats used to skip it on reads."""
 
     key: str
     rows: int

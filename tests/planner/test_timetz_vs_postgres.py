@@ -160,8 +160,8 @@ def test_refused_with_0a000(sql, db):
     assert db.answer(sql) == "0A000"
 
 
-def test_parquet_parts_keep_timetz():
-    """A table's persist parts (Parquet) give back the same keys (dataflow/timetz.py's layout)."""
+def test_persist_parts_keep_timetz():
+    """A table's persist parts (Arrow IPC) give back the same keys (dataflow/timetz.py's layout)."""
     import pyarrow as pa
 
     from dataflow.types import TIMETZ, arrow_schema
