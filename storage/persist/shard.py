@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from dataflow.batch import consolidate
 from dataflow.types import SqlType, arrow_schema
 
 from .compaction import DEFAULT_MAX_BATCHES, plan_merges
@@ -34,7 +35,7 @@ from .errors import ReadBeforeSince, ReadNotReady, ShardDropped, UpperMismatch
 from .parts import PART_SUFFIX, decode_part, encode_part
 from .partition import partition_rows
 from .state import BatchDesc, PartDesc, ShardState
-from .updates import advance_times, conform, consolidate, filter_times, time_bounds
+from .updates import advance_times, conform, filter_times, time_bounds
 
 if TYPE_CHECKING:
     from .client import PersistClient

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from dataflow import batch as batch_mod
-from dataflow.batch import _consolidate_arrow, batch_from_rows, consolidate
+from dataflow.batch import _consolidate_arrow, batch_from_rows, consolidate, consolidate_hashed, row_hashes
 from dataflow.exchange import LocalExchange
 from dataflow.expr import AggregateExpr, ColumnRef
 from dataflow.plan import Get, Reduce
@@ -50,9 +50,28 @@ def test_consolidate_matches_hash_aggregation_in_first_appearance_order():
 
 def test_consolidate_is_exact_when_every_hash_collides(monkeypatch):
     # Force all rows onto one hash: the equality check must split them back into real groups.
-    monkeypatch.setattr(batch_mod, "_hash_with_time", lambda b: np.zeros(b.num_rows, np.uint64))
+    monkeypatch.setattr(batch_mod, "_mix64", lambda u: np.zeros_like(u))
     b = _random_batch(11, 300)
     assert _as_multiset(consolidate(b)) == _as_multiset(_consolidate_arrow(b))
+
+
+def test_consolidate_with_kept_row_hashes_is_consolidate_and_keeps_them_right(monkeypatch):
+    """A trace merges with the row hashes it kept (`consolidate_hashed`): the answer is
+    consolidate's, and the hashes it gives back are the output rows' own, also when rows had
+    to be set apart for colliding hashes or the batch is small."""
+    for seed, n in ((1, 500), (2, 40), (3, 2), (4, 0)):
+        b = _random_batch(seed, n)
+        out, h = consolidate_hashed(b, row_hashes(b))
+        assert out.equals(consolidate(b))
+        assert (h == row_hashes(out)).all()
+        again, h2 = consolidate_hashed(pa.concat_tables([out, b]), np.concatenate([h, row_hashes(b)]))
+        assert _as_multiset(again) == _as_multiset(_consolidate_arrow(pa.concat_tables([out, b])))
+        assert (h2 == row_hashes(again)).all()
+    monkeypatch.setattr(batch_mod, "_mix64", lambda u: np.zeros_like(u))  # every row collides
+    b = _random_batch(5, 300)
+    out, h = consolidate_hashed(b, row_hashes(b))
+    assert _as_multiset(out) == _as_multiset(_consolidate_arrow(b))
+    assert (h == row_hashes(out)).all()
 
 
 def test_consolidate_small_batches():
