@@ -99,7 +99,7 @@ def consolidate(batch: pa.Table, hashes: np.ndarray | None = None) -> pa.Table:
 
     `hashes`: the batch's `row_hashes`, if the caller kept them (the time is mixed in here).
     Hashing the rows is most of the work: a 750k-row orders batch takes ~40 of ~50 ms."""
-    return _consolidate(batch, hashes, keep=False)[0]
+    return _consolidate(batch, hashes, want_hashes=False)[0]
 
 
 def consolidate_hashed(batch: pa.Table, hashes: np.ndarray | None = None) -> tuple[pa.Table, np.ndarray]:
@@ -111,7 +111,7 @@ def consolidate_hashed(batch: pa.Table, hashes: np.ndarray | None = None) -> tup
         >>> out.column(0).to_pylist(), bool((h == row_hashes(out)).all())
         ([2], True)
     """
-    out, out_hashes = _consolidate(batch, hashes, keep=True)
+    out, out_hashes = _consolidate(batch, hashes, want_hashes=True)
     return out, (out_hashes if out_hashes is not None else row_hashes(out))
 
 
@@ -123,8 +123,9 @@ def row_hashes(batch: pa.Table) -> np.ndarray:
     return hash_columns(batch, cols)
 
 
-def _consolidate(batch: pa.Table, rows_h: np.ndarray | None, keep: bool) -> tuple[pa.Table, np.ndarray | None]:
-    """`consolidate`; with `keep`, also the output rows' hashes where they come for free (else None)."""
+def _consolidate(batch: pa.Table, rows_h: np.ndarray | None,
+                 want_hashes: bool) -> tuple[pa.Table, np.ndarray | None]:
+    """`consolidate`; with `want_hashes`, also the output rows' hashes where they come for free (else None)."""
     n = batch.num_rows
     if n == 0:
         return batch, rows_h
@@ -140,7 +141,7 @@ def _consolidate(batch: pa.Table, rows_h: np.ndarray | None, keep: bool) -> tupl
     given = rows_h is not None
     if not given:
         rows_h = row_hashes(batch)
-    h = rows_h.copy() if (given or keep) else rows_h  # (the time is mixed into h in place)
+    h = rows_h.copy() if (given or want_hashes) else rows_h  # (the time is mixed into h in place)
     if TIME in batch.column_names:
         _combine(h, _mix64(_as_uint64_copy(batch[TIME].to_numpy())))
     h &= ~_POS_MASK
@@ -186,7 +187,8 @@ def _consolidate(batch: pa.Table, rows_h: np.ndarray | None, keep: bool) -> tupl
     out = _with_diff(batch.take(pa.array(firsts)), by_row[firsts])
     if not n_dirty:
         return out, rows_h[firsts]
-    return pa.concat_tables([out, dirty_out]), None
+    return pa.concat_tables([out, dirty_out]), \
+        (np.concatenate([rows_h[firsts], row_hashes(dirty_out)]) if want_hashes else None)
 
 
 def _same_zero_signs(a: pa.Table, b: pa.Table, cols: Sequence[int]) -> np.ndarray:

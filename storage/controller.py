@@ -93,9 +93,10 @@ class StorageController:
     def upper(self, id: str) -> int:
         return self._uppers[id]
 
-    def append(self, id: str, batch: pa.Table, new_upper: int) -> None:
+    def append(self, id: str, batch: pa.Table, new_upper: int, consolidated: bool = False) -> None:
         """Append updates with times in [upper, new_upper) and advance the shard's upper; durable on
-        return. The caller assigns times after the shard's upper (tables: the oracle's write ts)."""
+        return. The caller assigns times after the shard's upper (tables: the oracle's write ts).
+        `consolidated`: the caller has consolidated the batch already."""
         if self._unapplied is not None and id in self._unapplied.writes:
             with self._txn_lock:
                 self._finish_unapplied()
@@ -105,7 +106,7 @@ class StorageController:
             if batch.num_rows:
                 raise AssertionError(f"append to {id} at {new_upper} <= upper {expected}")
             return
-        shard.compare_and_append(batch, expected, new_upper)
+        shard.compare_and_append(batch, expected, new_upper, consolidated)
         self._uppers[id] = new_upper
 
     def holds(self, id: str) -> bool:
@@ -145,7 +146,7 @@ class StorageController:
             parts.append(negate(held))
         diff = consolidate(advance_times(concat(parts), at))
         target = max(new_upper, at + (1 if diff.num_rows else 0))
-        self.append(id, diff, target)
+        self.append(id, diff, target, consolidated=True)
         return diff
 
     def drop(self, id: str) -> None:

@@ -117,9 +117,12 @@ class Shard:
 
     # ---- writes ----------------------------------------------------------------------------
 
-    def compare_and_append(self, batch: pa.Table, expected_upper: int, new_upper: int) -> None:
+    def compare_and_append(self, batch: pa.Table, expected_upper: int, new_upper: int,
+                           consolidated: bool = False) -> None:
         """Append updates with times in [expected_upper, new_upper) and advance upper to
-        new_upper, iff the upper is still expected_upper (else UpperMismatch)."""
+        new_upper, iff the upper is still expected_upper (else UpperMismatch). `consolidated`:
+        the caller has just consolidated the batch (no (row, time) twice, no zero diff), so it is
+        not hashed and sorted a second time on the way to disk."""
         if new_upper <= expected_upper:
             raise ValueError(f"new upper {new_upper} must be greater than expected upper {expected_upper}")
         batch = conform(batch, self.schema)
@@ -130,7 +133,8 @@ class Shard:
                     f"shard {self.shard_id}: update times [{lo}, {hi}] fall outside "
                     f"[{expected_upper}, {new_upper})"
                 )
-            batch = consolidate(batch)
+            if not consolidated:
+                batch = consolidate(batch)
         # Fail fast, before writing a part, when another writer already moved the upper.
         current = self.state()
         if current.upper != expected_upper:
