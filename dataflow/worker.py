@@ -113,15 +113,22 @@ class CollectionTrace:
         self.batches[-2:] = [merged.combine_chunks()] if merged.num_rows else []
         self.hashes[-2:] = [hashes] if merged.num_rows else []
 
-    def contents_from(self, as_of: int) -> pa.Table:
+    def contents_from(self, as_of: int, keep: Callable[[pa.Table], pa.Table] | None = None) -> pa.Table:
         """Every update, times before `as_of` advanced to it: a dataflow's first input. Not
-        consolidated: the dataflow's operators accept any multiset of updates."""
+        consolidated: the dataflow's operators accept any multiset of updates. `keep`: a filter
+        of rows (not of times) applied to each stored batch first, so that a point read of a
+        large unindexed view copies only its matches, not the whole trace (at 1M orders a read
+        of V2 by customer concatenated and re-timed ~50k updates per worker)."""
         if self.arranged is not None:
-            updates = self.arranged()
-            return advance_times(updates, as_of) if updates.num_rows else empty_batch(self.types)
-        if not self.batches:
+            parts = [self.arranged()]
+        else:
+            parts = self.batches
+        if keep is not None:
+            parts = [keep(b) for b in parts if b.num_rows]
+        parts = [b for b in parts if b.num_rows]
+        if not parts:
             return empty_batch(self.types)
-        return advance_times(concat(self.batches), as_of)
+        return advance_times(concat(parts), as_of)
 
 
 @dataclass
@@ -144,6 +151,21 @@ class RunningDataflow:
     # Per input fed by whole table writes since the last step: those writes' whole batches
     # (`AdvanceUpper.whole`), or None once a write came split (see `Worker._whole_inputs`).
     whole: dict[str, list[pa.Table] | None] = field(default_factory=dict)
+
+
+def _prefiltering(conditions: tuple) -> Callable[[pa.Table], pa.Table] | None:
+    """The rows of a batch meeting a fast peek's prefilter conditions (None: no conditions)."""
+    if not conditions:
+        return None
+    predicates = [compile_predicate(c) for c in conditions]
+
+    def keep(batch: pa.Table) -> pa.Table:
+        for predicate in predicates:
+            if not batch.num_rows:
+                break
+            batch = batch.filter(pa.array(predicate(batch)))
+        return batch
+    return keep
 
 
 class _Outbox:
@@ -495,11 +517,7 @@ class Worker:
             if plan.keys is not None:
                 rows = self._lookup(plan.source, plan.key, keys_table(plan.types, plan.key, plan.keys), peek.as_of)
             else:
-                updates = trace.contents_from(peek.as_of)
-                for condition in plan.prefilter:
-                    if updates.num_rows:
-                        updates = updates.filter(pa.array(compile_predicate(condition)(updates)))
-                rows = snapshot_at(updates, peek.as_of)
+                rows = snapshot_at(trace.contents_from(peek.as_of, _prefiltering(plan.prefilter)), peek.as_of)
             if isinstance(plan.chain, Get):
                 output = rows  # no chain (`SELECT * FROM v`): the snapshot is the answer
             else:

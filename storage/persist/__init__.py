@@ -1,7 +1,7 @@
 """Persist: durable partially-ordered time-varying collections (pTVCs) as blob parts plus consensus state.
 
 A shard's state (since, upper, batches) lives in consensus and changes only by compare-and-set;
-its updates live in immutable parts (Arrow IPC files, zstd) in blob storage. See `shard.py` for the read/write API.
+its updates live in immutable parts (Arrow IPC files) in blob storage. See `shard.py` for the read/write API.
 
 Layout: consensus key `shard/<shard_id>` holds the JSON `ShardState` (versioned by seqno); blob key
 `<shard_id>/<13-digit write millis>-<uuid>.arrow` holds one part with columns c0..cN-1, time, diff
