@@ -210,11 +210,36 @@ class Arrangement:
         while len(self.spine) >= 2 and 2 * len(self.spine[-1]) >= len(self.spine[-2]):
             y = self.spine.pop()
             x = self.spine.pop()
-            # Both runs are sorted by their cached hashes: merge them linearly, no re-sort.
-            both = pa.concat_tables([x.table, y.table]).take(pa.array(merge_order(x.hashes, y.hashes)))
-            merged = self._build(both, presorted=True)
+            merged = self._merge(x, y)
             if merged is not None:
                 self.spine.append(merged)
+
+    def _merge(self, x: _SpineBatch, y: _SpineBatch) -> _SpineBatch | None:
+        """One spine batch of two. Both are consolidated and sorted by their cached key hashes,
+        so they merge linearly, and only updates whose key hash occurs more than once can
+        combine or cancel: those alone are consolidated. Under a unique key (an index on
+        orders(id)) that is the few updated keys, not the whole batch: hashing every row for
+        consolidation was most of a merge."""
+        order = merge_order(x.hashes, y.hashes)
+        h = np.concatenate([x.hashes, y.hashes])[order]
+        both = pa.concat_tables([x.table, y.table])
+        shared = np.zeros(len(h), bool)
+        repeat = h[1:] == h[:-1]
+        shared[1:] |= repeat
+        shared[:-1] |= repeat
+        if not shared.any():
+            table = both.take(pa.array(order))
+            return _SpineBatch(advance_times(table, self.since) if self.since else table, h)
+        lone = both.take(pa.array(order[~shared]))
+        if self.since:
+            lone = advance_times(lone, self.since)
+        grouped = self._build(both.take(pa.array(order[shared])), presorted=True)
+        if grouped is None:
+            return _SpineBatch(lone, h[~shared]) if lone.num_rows else None
+        lone_h = h[~shared]
+        perm = merge_order(lone_h, grouped.hashes)
+        table = pa.concat_tables([lone, grouped.table]).take(pa.array(perm))
+        return _SpineBatch(table, np.concatenate([lone_h, grouped.hashes])[perm])
 
     def compact(self, since: int) -> None:
         """Allow times before `since` to be forgotten: they read as `since` from now on and are

@@ -178,8 +178,8 @@ def test_merge_order_sorts_like_a_stable_sort():
         assert merge_order(a, b).tolist() == np.argsort(both, kind="stable").tolist()
 
 
-def test_linear_merges_keep_spine_sorted_and_contents_exact():
-    rng = np.random.default_rng(10)
+def _check_linear_merges(seed: int, key_space: int) -> Arrangement:
+    rng = np.random.default_rng(seed)
     a = Arrangement(key=(0,))
     live: dict = {}
     for step in range(40):
@@ -193,7 +193,7 @@ def test_linear_merges_keep_spine_sorted_and_contents_exact():
                     del live[row]
                 ups.append((row, step + 1, -1))
             else:
-                row = (int(rng.integers(0, 30)), ["p", "q"][int(rng.integers(0, 2))])
+                row = (int(rng.integers(0, key_space)), ["p", "q"][int(rng.integers(0, 2))])
                 live[row] = live.get(row, 0) + 1
                 ups.append((row, step + 1, 1))
         a.insert(to_batch(ups, LT))
@@ -202,4 +202,20 @@ def test_linear_merges_keep_spine_sorted_and_contents_exact():
             assert (np.diff(b.hashes.astype(np.float64)) >= 0).all()
             assert b.table["__hash"].to_numpy().tolist() == b.hashes.tolist()
         assert {r[:2]: d for r, d in _multiset(a.snapshot(step + 1)).items()} == live
+    return a
+
+
+def test_linear_merges_keep_spine_sorted_and_contents_exact():
+    a = _check_linear_merges(10, key_space=30)  # every key repeats: whole merges consolidate
     assert len(a.spine) > 1
+
+
+def test_merges_under_a_mostly_unique_key_consolidate_only_repeated_keys():
+    # Most keys occur once (lone updates pass through a merge as they are); retractions meet
+    # their insert in some later merge.
+    for seed in (11, 12):
+        _check_linear_merges(seed, key_space=1_000_000)
+
+
+def test_merges_under_a_mostly_unique_key_with_colliding_hashes(colliding_hashes):
+    _check_linear_merges(13, key_space=1_000_000)
