@@ -227,19 +227,22 @@ class Arrangement:
         repeat = h[1:] == h[:-1]
         shared[1:] |= repeat
         shared[:-1] |= repeat
-        if not shared.any():
-            table = both.take(pa.array(order))
-            return _SpineBatch(advance_times(table, self.since) if self.since else table, h)
-        lone = both.take(pa.array(order[~shared]))
-        if self.since:
-            lone = advance_times(lone, self.since)
-        grouped = self._build(both.take(pa.array(order[shared])), presorted=True)
-        if grouped is None:
-            return _SpineBatch(lone, h[~shared]) if lone.num_rows else None
-        lone_h = h[~shared]
-        perm = merge_order(lone_h, grouped.hashes)
-        table = pa.concat_tables([lone, grouped.table]).take(pa.array(perm))
-        return _SpineBatch(table, np.concatenate([lone_h, grouped.hashes])[perm])
+        if shared.any():
+            grouped = self._build(both.take(pa.array(order[shared])), presorted=True)
+            lone, lone_h = order[~shared], h[~shared]
+            if grouped is None:
+                order, h = lone, lone_h
+            else:
+                # One gather of the big table: the lone rows from it and the consolidated
+                # ones from the end of it, in hash order.
+                perm = merge_order(lone_h, grouped.hashes)
+                order = np.concatenate([lone, np.arange(both.num_rows, both.num_rows + len(grouped))])[perm]
+                h = np.concatenate([lone_h, grouped.hashes])[perm]
+                both = pa.concat_tables([both, grouped.table])
+            if not len(order):
+                return None
+        table = both.take(pa.array(order))
+        return _SpineBatch(advance_times(table, self.since) if self.since else table, h)
 
     def compact(self, since: int) -> None:
         """Allow times before `since` to be forgotten: they read as `since` from now on and are
