@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import (advance_times, concat, consolidate, consolidate_hashed, empty_batch, make_batch, negate,
-                           partition_rows, row_hashes, snapshot_at)
+from dataflow.batch import (SMALL_BATCH, TIME, advance_times, concat, consolidate, consolidate_hashed, empty_batch,
+                           make_batch, negate, partition_rows, row_hashes, snapshot_at)
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
 from dataflow.plan import (Get, IndexLookup, LetRec, Plan, any_node, children, collections_read, mentions_mz_now,
@@ -51,6 +51,10 @@ log = logging.getLogger("slipstream.worker")
 
 # A trace merges its two newest batches whenever it holds more than this many.
 TRACE_MAX_BATCHES = 16
+# A trace keeps its last whole read's answer for the next one while the answer is at most this
+# many rows and at most this many batches came after it (`CollectionTrace.snapshot`).
+READ_CACHE_ROWS = 4096
+READ_CACHE_BATCHES = 64
 # How much history a trace keeps (ms before its upper): reads AS OF an older time are refused.
 HISTORY_MS = 5000
 RELEASE_MEMORY_AFTER_ROWS = 100_000
@@ -65,15 +69,23 @@ class CollectionTrace:
     types: tuple[SqlType, ...]
     upper: int
     batches: list[pa.Table] = field(default_factory=list)
-    # Each batch's `row_hashes`, once a merge has computed them (None until then): a merge
-    # re-hashing both batches' rows was ~80% of its time, and each update is merged O(log n)
-    # times. 8 bytes per row.
+    # Each batch's `row_hashes`, once a merge has computed them (None until then, and for a few
+    # rows, which consolidate as Python values): a merge re-hashing both batches' rows was ~80%
+    # of its time, and each update is merged O(log n) times. 8 bytes per row.
     hashes: list[np.ndarray | None] = field(default_factory=list)
     compacted_to: int = 0
     error: SqlError | None = None
     # For an index's output: the index's own arrangement holds the updates, so the trace keeps
     # only the frontier and reads contents from it instead of holding a second copy.
     arranged: Callable[[], pa.Table] | None = None
+    # The last whole read's answer (`snapshot`), kept while it is small, and the updates with
+    # times after it (appended since, or already there): the next read at a later time
+    # consolidates those few with it instead of the whole history. A 10-row view changing a
+    # hundred times a second holds ~1,000 updates of the HISTORY_MS kept, which every read of
+    # it consolidated.
+    read_at: int | None = None
+    read_rows: pa.Table | None = None
+    after_read: list[pa.Table] = field(default_factory=list)
 
     def append(self, batch: pa.Table | None, upper: int) -> None:
         self.upper = max(self.upper, upper)
@@ -86,8 +98,34 @@ class CollectionTrace:
             return
         if batch is not None and batch.num_rows:
             schema = arrow_schema(self.types)
-            self.batches.append(batch if batch.schema == schema else batch.cast(schema))
+            batch = batch if batch.schema == schema else batch.cast(schema)
+            self.batches.append(batch)
             self.hashes.append(None)
+            if self.read_at is not None:
+                if len(self.after_read) < READ_CACHE_BATCHES and \
+                        pc.min(batch[TIME]).as_py() > self.read_at:
+                    self.after_read.append(batch)
+                else:  # (many writes and no read, or one at or before the read: read afresh)
+                    self.forget_read()
+
+    def snapshot(self, as_of: int) -> pa.Table:
+        """The contents at `as_of` (from `compacted_to` on): consolidated, all at `as_of`."""
+        if self.read_at is not None and as_of >= self.read_at:
+            rows = snapshot_at(concat([self.read_rows] + self.after_read), as_of)
+            later = self.after_read
+        else:
+            rows = snapshot_at(self.contents_from(as_of), as_of)
+            later = [] if self.arranged is not None else self.batches
+        after = pa.scalar(as_of, pa.uint64())
+        later = [t for t in (b.filter(pc.greater(b[TIME], after)) for b in later) if t.num_rows]
+        if self.arranged is None and rows.num_rows <= READ_CACHE_ROWS and len(later) < READ_CACHE_BATCHES:
+            self.read_at, self.read_rows, self.after_read = as_of, rows, later
+        else:
+            self.forget_read()
+        return rows
+
+    def forget_read(self) -> None:
+        self.read_at, self.read_rows, self.after_read = None, None, []
 
     def untidy(self) -> bool:
         """Whether `tidy` has a merge to do."""
@@ -107,9 +145,13 @@ class CollectionTrace:
     def _merge_last_two(self) -> None:
         # In one chunk: a table of many small chunks (one per step's output) costs Arrow ~1 ms
         # per filter or take at a few hundred rows, which every read of the collection pays.
-        hashes = np.concatenate([h if h is not None else row_hashes(b)
-                                 for b, h in zip(self.batches[-2:], self.hashes[-2:])])
-        merged, hashes = consolidate_hashed(advance_times(concat(self.batches[-2:]), self.compacted_to), hashes)
+        both = advance_times(concat(self.batches[-2:]), self.compacted_to)
+        if both.num_rows <= SMALL_BATCH:  # (consolidated as Python values: no hashes to keep)
+            merged, hashes = consolidate(both), None
+        else:
+            kept = np.concatenate([h if h is not None else row_hashes(b)
+                                   for b, h in zip(self.batches[-2:], self.hashes[-2:])])
+            merged, hashes = consolidate_hashed(both, kept)
         self.batches[-2:] = [merged.combine_chunks()] if merged.num_rows else []
         self.hashes[-2:] = [hashes] if merged.num_rows else []
 
@@ -517,7 +559,10 @@ class Worker:
             if plan.keys is not None:
                 rows = self._lookup(plan.source, plan.key, keys_table(plan.types, plan.key, plan.keys), peek.as_of)
             else:
-                rows = snapshot_at(trace.contents_from(peek.as_of, _prefiltering(plan.prefilter)), peek.as_of)
+                if plan.prefilter:
+                    rows = snapshot_at(trace.contents_from(peek.as_of, _prefiltering(plan.prefilter)), peek.as_of)
+                else:
+                    rows = trace.snapshot(peek.as_of)
             if isinstance(plan.chain, Get):
                 output = rows  # no chain (`SELECT * FROM v`): the snapshot is the answer
             else:
@@ -615,6 +660,7 @@ class Worker:
                 trace.compacted_to = command.as_of
             trace.error = error
             trace.arranged, trace.batches, trace.hashes = None, [], []  # (its rows are gone with its state)
+            trace.forget_read()
             if target is not None and target > running.frontier:
                 self._step_failed(running, target)  # (this step's, as the other workers take it)
         else:
