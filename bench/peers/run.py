@@ -193,7 +193,8 @@ def run_all(args: argparse.Namespace) -> Path:
         fresh = {(r["system"], r["size"]) for r in runs}
         doc["runs"] = [r for r in old["runs"] if (r["system"], r["size"]) not in fresh] + runs
         doc["sizes"] = old.get("sizes", args.sizes)
-        doc["date"] = f"{old['date']} (re-measured {', '.join(sorted({r['system'] for r in runs}))} at {doc['date']})"
+        doc["date"] = (f"{old['date']} (re-measured {', '.join(sorted({r['system'] for r in runs}))} "
+                       f"at {', '.join(sorted({r['size'] for r in runs}))} on {doc['date']})")
     path = out_dir / f"run-{stamp}.json"
     path.write_text(json.dumps(doc, indent=2, default=str))
     (out_dir / "latest.json").write_text(json.dumps(doc, indent=2, default=str))
