@@ -21,6 +21,7 @@ update is a delete plus an insert of the same id), so it lands at one timestamp.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import statistics
 import threading
@@ -300,6 +301,12 @@ def _frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+# Memory is sampled right after hydration and again after this idle pause: the first figure
+# includes what hydration was still freeing (Slipstream at 1M: ~100 MB of it), the second is what
+# the system holds for its state.
+SETTLE_S = 3.0
+
+
 async def measure(system: PeerSystem, w: Workload, stream: ChangeStream, cfg: MeasureConfig,
                   label: str) -> dict[str, Any]:
     """Run every phase on `system`; a failing phase is recorded with its error and skipped."""
@@ -321,6 +328,8 @@ async def measure(system: PeerSystem, w: Workload, stream: ChangeStream, cfg: Me
             result["hydrate_s"] = time.perf_counter() - t0
             _progress(name, label, f"hydrated in {result['hydrate_s']:.2f} s")
             result["rss_after_hydrate_mb"] = rss.sample() / 2**20
+            await asyncio.sleep(SETTLE_S)
+            result["rss_settled_mb"] = rss.sample() / 2**20
             roots = system.pids()
             flame = FlameGraph.maybe_start(roots[0] if roots else 0, f"{name}-{label}",
                                            subprocesses=roots != [os.getpid()])
