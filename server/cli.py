@@ -1,6 +1,6 @@
 """The `slipstream` command.
 
-    slipstream serve [--host 0.0.0.0] [--port 6875] [--http-port 6876] [--data-dir ./data] [--workers 2]
+    slipstream serve [--host 0.0.0.0] [--port 6875] [--http-port 6876] [--data-dir ./data] [--workers N]
                      [--spark-master local[3]] [--advertise-host 127.0.0.1]
                      [--auth trust|password|md5|scram-sha-256] [--default-password-file FILE]
                      [--tls-cert FILE --tls-key FILE [--tls-require]]
@@ -17,6 +17,19 @@ import sys
 from pathlib import Path
 
 
+def default_workers() -> int:
+    """One worker per core this process may run on, but one: environmentd (pgwire, planning,
+    persist) keeps a core busy under load, and a worker sharing a core with it waits for every
+    exchange. On two cores one worker beat two on every end-to-end measure but the largest
+    hydration (docs/benchmarks.md: single change 9.0 vs 11.9 ms, b=10k 173k vs 156k changes/s
+    and serving 4,279 vs 2,766 reads/s at 1M; the 10M hydration 12.6 vs 7.4 s)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform (macOS)
+        cores = os.cpu_count() or 2
+    return max(1, cores - 1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="slipstream", description="A PostgreSQL-wire streaming SQL database.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -29,8 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--http-host", default=os.environ.get("SLIPSTREAM_HTTP_HOST"),
                        help="address the HTTP port listens on (default: --host)")
     serve.add_argument("--data-dir", type=Path, default=Path(os.environ.get("SLIPSTREAM_DATA_DIR", "data")))
-    serve.add_argument("--workers", type=int, default=int(os.environ.get("SLIPSTREAM_WORKERS", "2")),
-                       help="dataflow workers in the replica (Spark barrier tasks)")
+    serve.add_argument("--workers", type=int,
+                       default=int(os.environ.get("SLIPSTREAM_WORKERS", default_workers())),
+                       help="dataflow workers in the replica (Spark barrier tasks; default: one per "
+                            "core but one, which is left to environmentd, and at least one)")
     serve.add_argument("--spark-master", default=os.environ.get("SLIPSTREAM_SPARK_MASTER"),
                        help="Spark master URL (default: local mode, a task slot per replica worker plus room for one more replica)")
     serve.add_argument("--advertise-host", default=os.environ.get("SLIPSTREAM_ADVERTISE_HOST", "127.0.0.1"),

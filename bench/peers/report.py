@@ -185,8 +185,9 @@ phase that overruns its budget stops early and says so.
 Systems: `slipstream-e2e` is the server as a user gets it with just the tables and views;
 `slipstream-e2e-idx` adds `CREATE INDEX ON orders (id)` after loading (PostgreSQL's tables have a
 primary key), so DELETE's reads become index lookups instead of scans of orders;
-`slipstream-e2e-idx-1w` is the same with `--workers 1` (the default is 2: on this 2-core machine one
-worker leaves a core to environmentd and makes no exchanges).
+`slipstream-e2e-idx-2w` is the same with `--workers 2` (the default is one worker per core but
+one: on this 2-core machine one worker, which leaves a core to environmentd and makes no
+exchanges; runs before 2026-11-25 afternoon defaulted to 2 and showed `-idx-1w` instead).
 `flink-sql` is Apache Flink SQL (PyFlink's local mini-cluster, parallelism 1) running the reference
 V1 and V2 SQL as one streaming job over the base snapshot and a changelog with retractions (change
 events from a socket through `FROM_CHANGELOG`: an update is -U/+U, a delete -D), into print sinks

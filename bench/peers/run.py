@@ -32,15 +32,15 @@ FLINK_PYTHON = REPO_ROOT / "bench" / ".venv-flink" / "bin" / "python"
 # Peers whose packages conflict with the project's venv: (interpreter, module to import, name).
 CHILD_VENVS = {"pathway-stream": (PATHWAY_PYTHON, "pathway", "Pathway"),
                "flink-sql": (FLINK_PYTHON, "pyflink.table", "PyFlink")}
-SYSTEMS = ("slipstream-e2e", "slipstream-e2e-idx", "slipstream-e2e-idx-1w", "engine-inproc", "pg-refresh", "pg-triggers", "duckdb-recompute",
+SYSTEMS = ("slipstream-e2e", "slipstream-e2e-idx", "slipstream-e2e-idx-2w", "engine-inproc", "pg-refresh", "pg-triggers", "duckdb-recompute",
            "pathway-stream", "flink-sql", "spark-structured")
 CHILD_TIMEOUT_S = 1500
 
 
 def make_system(name: str):
-    if name in ("slipstream-e2e", "slipstream-e2e-idx", "slipstream-e2e-idx-1w"):
+    if name in ("slipstream-e2e", "slipstream-e2e-idx", "slipstream-e2e-idx-1w", "slipstream-e2e-idx-2w"):
         from bench.peers.slipstream_e2e import SlipstreamE2E
-        return SlipstreamE2E(indexed="-idx" in name, workers=1 if name.endswith("-1w") else None)
+        return SlipstreamE2E(indexed="-idx" in name, workers=int(name[-2]) if name.endswith("w") else None)
     if name == "engine-inproc":
         from bench.peers.engine_inproc import EngineInProc
         return EngineInProc()

@@ -29,8 +29,8 @@ START_TIMEOUT_S = 180
 class SlipstreamE2E:
     """`indexed`: also `CREATE INDEX ON orders (id)` after loading (PostgreSQL's peers have a
     primary key), so the DELETEs' peeks read the index instead of scanning orders. `workers`:
-    the replica's workers, if not the server's default (2): on two cores one worker leaves a
-    core to environmentd and needs no exchanges."""
+    the replica's workers, if not the server's default (one per core but one: on two cores
+    one worker, which leaves a core to environmentd and needs no exchanges)."""
 
     def __init__(self, indexed: bool = False, workers: int | None = None) -> None:
         self.indexed = indexed
