@@ -1,10 +1,11 @@
 """Giving freed memory back to the operating system after bulk work.
 
 Arrow's pool (jemalloc, see `configure_malloc`) and the C library's malloc (NumPy's arrays,
-Python's larger objects) both keep memory they freed for reuse. After a bulk load or a hydration that is most of a
-process: a worker holding 44 MB of state at a million orders kept 366 MB resident, 272 MB
-after `release_memory` (the pool's unused pages, then glibc's `malloc_trim`). Called after
-steps that moved many rows, never per row or per small step (a trim costs milliseconds).
+Python's larger objects) both keep memory they freed for reuse. After a bulk load or a
+hydration that is most of a process: a worker holding 44 MB of state at a million orders kept
+366 MB resident, 272 MB after `release_memory` (the pool's unused pages, then glibc's
+`malloc_trim`). Called after steps that moved many rows, never per row or per small step (a
+trim costs milliseconds).
 """
 
 from __future__ import annotations

@@ -135,9 +135,9 @@ class CollectionTrace:
     def tidy(self) -> None:
         """One merge of the spine, if due. Geometric merging (an LSM spine): fold the newest
         batch into its predecessor once it is at least as large (as in `Arrangement`), so an
-        update is merged O(log n) times, never O(n) per append. The worker merges after its answers are out
-        (`Worker.tidy_traces`), not while a step's readers wait: at 1M orders, folding the
-        orders table's batches takes ~0.1 s now and then."""
+        update is merged O(log n) times, never O(n) per append. The worker merges after its
+        answers are out (`Worker.tidy_traces`), not while a step's readers wait: at 1M orders,
+        folding the orders table's batches takes ~0.1 s now and then."""
         b = self.batches
         if len(b) >= 2 and (b[-2].num_rows <= b[-1].num_rows or len(b) > TRACE_MAX_BATCHES):
             self._merge_last_two()
