@@ -286,6 +286,12 @@ class Shard:
         return _apply_to(self.client, self.shard_id, mutate)
 
     def _write_part(self, table: pa.Table) -> PartDesc:
+        # One record batch per part: a merge concatenates its inputs, and a part written in
+        # their chunks is read back in as many, so each merge wrote more record batches than
+        # the last (each compressed column by column): a 138k-row part of the orders shard
+        # took ~220 ms to write instead of ~20 ms.
+        if table.num_columns and table.column(0).num_chunks > 1:
+            table = table.combine_chunks()
         key = part_key(self.shard_id)
         lo, hi = time_bounds(table)
         if table.nbytes <= self.client.inline_part_max_bytes:
