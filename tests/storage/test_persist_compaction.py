@@ -178,8 +178,8 @@ def test_parts_are_written_as_one_record_batch_whatever_the_chunks(tmp_path):
         history += rows
         shard.compare_and_append(updates(rows), t, t + 1)
     shard.compact(max_batches=1)
-    for round in range(3):  # merged parts merged again
-        for t in range(40 + 4 * round, 44 + 4 * round):
+    for step in range(3):  # merged parts merged again
+        for t in range(40 + 4 * step, 44 + 4 * step):
             rows = [(t * 10, "y", t, 1)]
             history += rows
             shard.compare_and_append(updates(rows), t, t + 1)
