@@ -34,18 +34,20 @@ MAX_FRAME = 1 << 34
 _SIZED_WRITE_BYTES = 1 << 20
 
 
+def _write_stream(sink, table: pa.Table) -> None:
+    with ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
 def _ipc_stream(table: pa.Table) -> pa.Buffer:
     if table.nbytes < _SIZED_WRITE_BYTES:
         sink = pa.BufferOutputStream()
-        with ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
+        _write_stream(sink, table)
         return sink.getvalue()
     mock = pa.MockOutputStream()
-    with ipc.new_stream(mock, table.schema) as writer:
-        writer.write_table(table)
+    _write_stream(mock, table)
     buf = pa.allocate_buffer(mock.size())
-    with ipc.new_stream(pa.FixedSizeBufferWriter(buf), table.schema) as writer:
-        writer.write_table(table)
+    _write_stream(pa.FixedSizeBufferWriter(buf), table)
     return buf
 
 
@@ -53,15 +55,9 @@ def _table_from_ipc(data: Any) -> pa.Table:
     return ipc.open_stream(data).read_all()
 
 
-def _batch_from_ipc(data: Any) -> pa.RecordBatch:
-    table = _table_from_ipc(data).combine_chunks()
-    batches = table.to_batches()
-    return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
-
-
+# Only tables: messages carry no bare record batches or arrays (those still pickle as Arrow does).
 _DISPATCH = copyreg.dispatch_table.copy()
 _DISPATCH[pa.Table] = lambda table: (_table_from_ipc, (_ipc_stream(table),))
-_DISPATCH[pa.RecordBatch] = lambda batch: (_batch_from_ipc, (_ipc_stream(pa.Table.from_batches([batch])),))
 
 
 def encode_frame(obj: Any) -> bytes:
