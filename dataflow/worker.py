@@ -43,7 +43,7 @@ from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
 from dataflow.allocator import release_memory
 from dataflow.arrangement import Arrangement
 from dataflow.render import Dataflow
-from dataflow.scalar import compile_predicate
+from dataflow.scalar import compile_filter
 from dataflow.transport import recv_frame, send_frame
 from dataflow.types import SqlType, arrow_schema
 
@@ -199,13 +199,13 @@ def _prefiltering(conditions: tuple) -> Callable[[pa.Table], pa.Table] | None:
     """The rows of a batch meeting a fast peek's prefilter conditions (None: no conditions)."""
     if not conditions:
         return None
-    predicates = [compile_predicate(c) for c in conditions]
+    filters = [compile_filter(c) for c in conditions]
 
     def keep(batch: pa.Table) -> pa.Table:
-        for predicate in predicates:
+        for only in filters:
             if not batch.num_rows:
                 break
-            batch = batch.filter(pa.array(predicate(batch)))
+            batch = only(batch)
         return batch
     return keep
 

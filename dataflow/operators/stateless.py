@@ -13,7 +13,7 @@ from dataflow.batch import (DIFF, TIME, advance_times, batch_from_rows, concat, 
 from dataflow.expr import ScalarExpr
 from dataflow.operators.base import Operator, Runtime, StepContext
 from dataflow.operators.temporal import TemporalFilter, split_temporal
-from dataflow.scalar import compile_expr, compile_predicate, conform
+from dataflow.scalar import compile_expr, compile_filter, conform
 from dataflow.types import SqlType
 
 
@@ -91,7 +91,7 @@ class FilterOp(Operator):
     def __init__(self, input: Operator, predicates: tuple[ScalarExpr, ...], schema: pa.Schema, rt: Runtime):
         self.input, self.schema, self.rt = input, schema, rt
         plain, bounds = split_temporal(tuple(predicates))
-        self.preds = [compile_predicate(p) for p in plain]
+        self.preds = [compile_filter(p) for p in plain]
         # Temporal predicates (mz_now() compared with the row) become validity intervals.
         self.temporal = TemporalFilter(bounds, schema) if bounds else None
 
@@ -114,7 +114,7 @@ class FilterOp(Operator):
         for p in self.preds:
             if b.num_rows == 0:
                 break
-            b = b.filter(pa.array(p(b)))
+            b = p(b)
         return b
 
 
