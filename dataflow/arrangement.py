@@ -2,13 +2,13 @@
 
 An arrangement keeps every update of a collection in a *spine* of immutable batches, each sorted
 by the 64-bit hash of the key columns (the key columns stay in the batch so matches are checked
-for real equality). New batches are appended and merged geometrically like an LSM tree: whenever
-the newest batch is at least as large as the one before it, the two are merged, advancing
-times to `since` and consolidating, so cancelled updates disappear. (Merging at half the size
-re-gathered the big batch every time the small ones reached half of it: at 1M orders and
-b=10k each worker spent ~20% more CPU, most of it Arrow `take`s of whole batches; the number
-of batches a probe searches stays logarithmic either way.) A probe finds its matches by
-binary search on the sorted hashes (`numpy.searchsorted`), so work follows the probe, not the
+for real equality). New batches are appended and merged like a size-tiered LSM tree
+(`merge_due`): once the newest FAN_IN batches are of about one size they merge into one,
+advancing times to `since` and consolidating, so cancelled updates disappear. (A binary spine,
+merging whenever the newest batch is as large as the one before, moved each update through
+twice as many merges, each an Arrow `take` of all their rows; merging at half the size cost
+~20% more again.) A probe finds its matches by binary search on the sorted hashes
+(`numpy.searchsorted`) of each batch, so work follows the probe, not the
 state.
 
 Small inserts (<= SMALL_BATCH rows, e.g. one changed row) skip the sort/merge machinery: they
@@ -120,6 +120,44 @@ def merge_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return perm
 
 
+def merge_order_many(runs: list[np.ndarray]) -> np.ndarray:
+    """The permutation of the concatenation of sorted `runs` that sorts it (stable).
+
+    >>> merge_order_many([np.array([1, 9], np.uint64), np.array([4], np.uint64), np.array([2, 4], np.uint64)]).tolist()
+    [0, 3, 2, 4, 1]
+    """
+    order, merged = np.arange(len(runs[0])), runs[0]
+    for run in runs[1:]:
+        step = merge_order(merged, run)
+        order = np.concatenate([order, np.arange(len(order), len(order) + len(run))])[step]
+        merged = np.concatenate([merged, run])[step]
+    return order
+
+
+# How many spine batches of about one size merge at once. Two (a binary spine) moves each update
+# through ~log2(n/b) merges; four through ~log4(n/b), at the price of probing up to ~3 batches
+# per size class. At 1M orders and 10k-change batches the orders index's merges were ~55% of a
+# worker's CPU, nearly all Arrow `take`s re-gathering the same rows (see `merge_due`).
+FAN_IN = 4
+
+
+def merge_due(sizes: Sequence[int]) -> int:
+    """How many of the newest batches of a spine (sizes, oldest first) to merge now, or 0. A
+    size-tiered rule: the newest FAN_IN batches merge once they are of about one size (the
+    oldest of them at most twice the newest), and the newest batch folds into the one before
+    it once it is more than twice as large (a large write after small ones), so sizes fall
+    geometrically from oldest to newest and a probe searches a logarithmic number of batches.
+
+    >>> merge_due([1000, 10, 10, 10]), merge_due([1000, 10, 10, 10, 10]), merge_due([10, 100])
+    (0, 4, 2)
+    """
+    if len(sizes) >= FAN_IN and sizes[-FAN_IN] <= 2 * sizes[-1]:
+        return FAN_IN
+    if len(sizes) >= 2 and sizes[-1] > 2 * sizes[-2]:
+        return 2
+    return 0
+
+
 class TooManyMatches(Exception):
     """A probe would match more stored updates than the caller allowed (`count` of them)."""
 
@@ -210,22 +248,24 @@ class Arrangement:
     def _push(self, b: _SpineBatch | None) -> None:
         if b is not None:
             self.spine.append(b)
-        while len(self.spine) >= 2 and len(self.spine[-1]) >= len(self.spine[-2]):
-            y = self.spine.pop()
-            x = self.spine.pop()
-            merged = self._merge(x, y)
+        while True:
+            run = merge_due([len(b) for b in self.spine])
+            if not run:
+                return
+            merged = self._merge(self.spine[-run:])
+            del self.spine[-run:]
             if merged is not None:
                 self.spine.append(merged)
 
-    def _merge(self, x: _SpineBatch, y: _SpineBatch) -> _SpineBatch | None:
-        """One spine batch of two. Both are consolidated and sorted by their cached key hashes,
+    def _merge(self, batches: list[_SpineBatch]) -> _SpineBatch | None:
+        """One spine batch of several. Each is consolidated and sorted by its cached key hashes,
         so they merge linearly, and only updates whose key hash occurs more than once can
         combine or cancel: those alone are consolidated. Under a unique key (an index on
         orders(id)) that is the few updated keys, not the whole batch: hashing every row for
         consolidation was most of a merge."""
-        order = merge_order(x.hashes, y.hashes)
-        h = np.concatenate([x.hashes, y.hashes])[order]
-        both = pa.concat_tables([x.table, y.table])
+        order = merge_order_many([b.hashes for b in batches])
+        h = np.concatenate([b.hashes for b in batches])[order]
+        both = pa.concat_tables([b.table for b in batches])
         shared = np.zeros(len(h), bool)
         repeat = h[1:] == h[:-1]
         shared[1:] |= repeat

@@ -41,7 +41,7 @@ from dataflow.protocol import (AdvanceUpper, CreateDataflow, DataflowOutput, Dro
                                Messages, PeekResult, PeekResults, Shutdown, WorkerError)
 from dataflow.operators.base import DEFAULT_STEP_LIMIT_BYTES
 from dataflow.allocator import release_memory
-from dataflow.arrangement import Arrangement
+from dataflow.arrangement import Arrangement, merge_due
 from dataflow.render import Dataflow
 from dataflow.scalar import compile_filter
 from dataflow.transport import recv_frame, send_frame
@@ -129,31 +129,34 @@ class CollectionTrace:
 
     def untidy(self) -> bool:
         """Whether `tidy` has a merge to do."""
-        b = self.batches
-        return len(b) > TRACE_MAX_BATCHES or (len(b) >= 2 and b[-2].num_rows <= b[-1].num_rows)
+        return self._merge_due() > 0
+
+    def _merge_due(self) -> int:
+        if len(self.batches) > TRACE_MAX_BATCHES:
+            return 2
+        return merge_due([b.num_rows for b in self.batches])
 
     def tidy(self) -> None:
-        """One merge of the spine, if due. Geometric merging (an LSM spine): fold the newest
-        batch into its predecessor once it is at least as large (as in `Arrangement`), so an
-        update is merged O(log n) times, never O(n) per append. The worker merges after its
-        answers are out (`Worker.tidy_traces`), not while a step's readers wait: at 1M orders,
-        folding the orders table's batches takes ~0.1 s now and then."""
-        b = self.batches
-        if len(b) >= 2 and (b[-2].num_rows <= b[-1].num_rows or len(b) > TRACE_MAX_BATCHES):
-            self._merge_last_two()
+        """One merge of the spine, if due. Size-tiered merging as in `Arrangement` (see
+        `merge_due`), so an update is merged O(log n) times, never O(n) per append. The worker
+        merges after its answers are out (`Worker.tidy_traces`), not while a step's readers
+        wait: at 1M orders, folding the orders table's batches takes ~0.1 s now and then."""
+        run = self._merge_due()
+        if run:
+            self._merge_last(run)
 
-    def _merge_last_two(self) -> None:
+    def _merge_last(self, run: int) -> None:
         # In one chunk: a table of many small chunks (one per step's output) costs Arrow ~1 ms
         # per filter or take at a few hundred rows, which every read of the collection pays.
-        both = advance_times(concat(self.batches[-2:]), self.compacted_to)
+        both = advance_times(concat(self.batches[-run:]), self.compacted_to)
         if both.num_rows <= SMALL_BATCH:  # (consolidated as Python values: no hashes to keep)
             merged, hashes = consolidate(both), None
         else:
             kept = np.concatenate([h if h is not None else row_hashes(b)
-                                   for b, h in zip(self.batches[-2:], self.hashes[-2:])])
+                                   for b, h in zip(self.batches[-run:], self.hashes[-run:])])
             merged, hashes = consolidate_hashed(both, kept)
-        self.batches[-2:] = [merged.combine_chunks()] if merged.num_rows else []
-        self.hashes[-2:] = [hashes] if merged.num_rows else []
+        self.batches[-run:] = [merged.combine_chunks()] if merged.num_rows else []
+        self.hashes[-run:] = [hashes] if merged.num_rows else []
 
     def contents_from(self, as_of: int, keep: Callable[[pa.Table], pa.Table] | None = None) -> pa.Table:
         """Every update, times before `as_of` advanced to it: a dataflow's first input. Not

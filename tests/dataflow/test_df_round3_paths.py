@@ -178,6 +178,28 @@ def test_merge_order_sorts_like_a_stable_sort():
         assert merge_order(a, b).tolist() == np.argsort(both, kind="stable").tolist()
 
 
+def test_merge_order_many_sorts_like_a_stable_sort():
+    from dataflow.arrangement import merge_order_many
+    rng = np.random.default_rng(10)
+    for sizes in ((0, 5, 0), (5,), (50, 30, 1, 7), (1, 1, 1, 1, 200)):
+        runs = [np.sort(rng.integers(0, 20, n).astype(np.uint64)) for n in sizes]
+        assert merge_order_many(runs).tolist() == np.argsort(np.concatenate(runs), kind="stable").tolist()
+
+
+def test_a_spine_of_equal_writes_stays_logarithmic_and_sizes_fall():
+    """Size-tiered merging: after a big base and 300 equal writes the spine holds a handful of
+    batches, larger ones older (within the rule's factor of two), and every row once."""
+    from dataflow.arrangement import FAN_IN
+    a = Arrangement(key=(0,))
+    a.insert(to_batch([((i, "p"), 1, 1) for i in range(20_000)], LT))
+    for step in range(300):
+        a.insert(to_batch([((100_000 + step * 200 + i, "q"), step + 2, 1) for i in range(200)], LT))
+        sizes = [len(b) for b in a.spine]
+        assert len(sizes) <= 6 * FAN_IN, sizes
+        assert all(older * 2 >= newer for older, newer in zip(sizes, sizes[1:])), sizes
+    assert len(a) == 20_000 + 300 * 200
+
+
 def _check_linear_merges(seed: int, key_space: int) -> Arrangement:
     rng = np.random.default_rng(seed)
     a = Arrangement(key=(0,))
