@@ -21,6 +21,7 @@ import io
 import threading
 from collections import OrderedDict
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
@@ -64,37 +65,53 @@ def decode_part(data: bytes, schema: pa.Schema) -> pa.Table:
 
 
 class PartCache:
-    """Thread-safe LRU of decoded parts bounded by Arrow bytes."""
+    """Thread-safe LRU of decoded parts bounded by Arrow bytes. A part written by a compaction
+    is kept with its rows' `row_hashes`, so the next compaction that merges it consolidates
+    without hashing its rows again (every update is merged O(log n) times; hashing them was
+    ~20% of environmentd's CPU at 1M orders and 10k-change batches)."""
 
     def __init__(self, max_bytes: int = 256 << 20) -> None:
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._items: OrderedDict[str, pa.Table] = OrderedDict()
+        self._items: OrderedDict[str, tuple[pa.Table, np.ndarray | None]] = OrderedDict()
         self._bytes = 0
 
     def get(self, key: str) -> pa.Table | None:
-        with self._lock:
-            table = self._items.get(key)
-            if table is not None:
-                self._items.move_to_end(key)
-            return table
+        item = self._get(key)
+        return None if item is None else item[0]
 
-    def put(self, key: str, table: pa.Table) -> None:
-        size = table.nbytes
+    def hashes(self, key: str) -> np.ndarray | None:
+        """The part's row hashes, if it is cached with them."""
+        item = self._get(key)
+        return None if item is None else item[1]
+
+    def _get(self, key: str) -> tuple[pa.Table, np.ndarray | None] | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is not None:
+                self._items.move_to_end(key)
+            return item
+
+    def put(self, key: str, table: pa.Table, hashes: np.ndarray | None = None) -> None:
+        size = _size(table, hashes)
         if size > self.max_bytes:
             return
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
-                self._bytes -= old.nbytes
-            self._items[key] = table
+                self._bytes -= _size(*old)
+            self._items[key] = (table, hashes)
             self._bytes += size
             while self._bytes > self.max_bytes:
                 _, evicted = self._items.popitem(last=False)
-                self._bytes -= evicted.nbytes
+                self._bytes -= _size(*evicted)
 
     def discard(self, key: str) -> None:
         with self._lock:
             old = self._items.pop(key, None)
             if old is not None:
-                self._bytes -= old.nbytes
+                self._bytes -= _size(*old)
+
+
+def _size(table: pa.Table, hashes: np.ndarray | None) -> int:
+    return table.nbytes + (hashes.nbytes if hashes is not None else 0)

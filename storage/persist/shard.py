@@ -24,9 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
-from dataflow.batch import consolidate
+from dataflow.batch import consolidate, consolidate_hashed, row_hashes
 from dataflow.types import SqlType, arrow_schema
 
 from .compaction import DEFAULT_MAX_BATCHES, plan_merges
@@ -237,9 +238,11 @@ class Shard:
                     parts = with_data[0].parts if with_data else ()
                     merged.append((ids, parts, max(b.since for b in group)))
                     continue
-                tables = [self._load_part(p) for b in with_data for p in b.parts]
-                table = consolidate(advance_times(self._concat(tables), state.since))
-                part = self._write_part(table) if table.num_rows else None
+                parts = [p for b in with_data for p in b.parts]
+                tables = [self._load_part(p) for p in parts]
+                kept = np.concatenate([self._row_hashes(p, t) for p, t in zip(parts, tables)])
+                table, hashes = consolidate_hashed(advance_times(self._concat(tables), state.since), kept)
+                part = self._write_part(table, hashes) if table.num_rows else None
                 if part is not None:
                     written.append(part.key)
                 merged.append((ids, (part,) if part else (), state.since))
@@ -285,7 +288,8 @@ class Shard:
     def _apply(self, mutate: Callable[[ShardState], ShardState]) -> ShardState:
         return _apply_to(self.client, self.shard_id, mutate)
 
-    def _write_part(self, table: pa.Table) -> PartDesc:
+    def _write_part(self, table: pa.Table, hashes: np.ndarray | None = None) -> PartDesc:
+        """Write `table` as a part (`hashes`: its rows' `row_hashes`, cached with it)."""
         # One record batch per part: a merge concatenates its inputs, and a part written in
         # their chunks is read back in as many, so each merge wrote more record batches than
         # the last (each compressed column by column): a 138k-row part of the orders shard
@@ -303,8 +307,14 @@ class Shard:
             return PartDesc(f"inline/{key}", table.num_rows, lo, hi, base64.b64encode(data).decode("ascii"))
         data = encode_part(table)
         self.client.blob.set(key, data)
-        self.client.cache.put(key, table)
+        self.client.cache.put(key, table, hashes)
         return PartDesc(key, table.num_rows, lo, hi)
+
+    def _row_hashes(self, part: PartDesc, table: pa.Table) -> np.ndarray:
+        """The rows' hashes (time and diff left out), kept from the compaction that wrote the
+        part if it is still cached, else computed."""
+        kept = self.client.cache.hashes(part.key) if part.inline is None else None
+        return kept if kept is not None and len(kept) == table.num_rows else row_hashes(table)
 
     def _load_part(self, part: PartDesc) -> pa.Table:
         if part.inline is not None:

@@ -193,3 +193,33 @@ def test_parts_are_written_as_one_record_batch_whatever_the_chunks(tmp_path):
     cold = PersistClient.open_local(tmp_path).open_shard("c", TYPES)
     upper = state.upper
     assert as_counter(cold.snapshot(upper - 1)) == brute_snapshot(history, upper - 1)
+
+
+def test_a_compacted_part_is_cached_with_its_rows_hashes(tmp_path):
+    """Compaction keeps each part it writes cached with the rows' hashes, so the next merge of
+    that part does not hash its rows again; the kept hashes are exactly the rows' hashes (in the
+    part's row order), through merges that cancel rows, and the result reads like the history."""
+    from dataflow.batch import row_hashes
+
+    client = PersistClient.open_local(tmp_path, auto_compact_batches=None)
+    shard = client.open_shard("h", TYPES)
+    history = []
+    for t in range(30):
+        rows = [(t * 10 + i, "x" * (i % 3), t, 1) for i in range(10)]
+        if t % 3 == 2:  # retract some earlier rows: merges cancel them
+            rows += [((t - 2) * 10 + i, "x" * (i % 3), t, -1) for i in range(0, 10, 2)]
+        history += rows
+        shard.compare_and_append(updates(rows), t, t + 1)
+        if t % 5 == 4:
+            shard.compact(max_batches=2)
+            for batch in shard.state().batches:
+                for part in batch.parts:
+                    table, kept = client.cache.get(part.key), client.cache.hashes(part.key)
+                    if kept is not None:
+                        assert kept.tolist() == row_hashes(table).tolist(), part.key
+    assert any(client.cache.hashes(p.key) is not None for b in shard.state().batches for p in b.parts)
+    upper = shard.upper()
+    assert as_counter(shard.snapshot(upper - 1)) == brute_snapshot(history, upper - 1)
+    cold = PersistClient.open_local(tmp_path).open_shard("h", TYPES)  # no hashes cached
+    cold.compact(max_batches=1)
+    assert as_counter(cold.snapshot(upper - 1)) == brute_snapshot(history, upper - 1)
