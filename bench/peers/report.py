@@ -46,8 +46,10 @@ def _freshness(run: dict[str, Any]) -> str:
         return "n/a"
     if "p50_ms" not in f:
         return "none arrived"
+    late = f.get("writes_started_late")
+    kept = "" if late is None else ", every write on time" if late == 0 else f", {late} writes late"
     return (f"{_fmt_ms(f['p50_ms'])} / {_fmt_ms(f['p99_ms'])} "
-            f"(at {_fmt_rate(f['achieved_rate'])})")
+            f"(at {_fmt_rate(f['achieved_rate'])}{kept})")
 
 
 def _why_invalid(run: dict[str, Any]) -> str:
