@@ -347,6 +347,13 @@ class Arrangement:
                 raise TooManyMatches(total)
         probe_idx, found = [], []
         for b, (lo, hi) in zip(self.spine, ranges):
+            if len(sph) == 1:
+                # One key: its matches are one run of the sorted batch, a slice (no copy).
+                n = int(hi[0] - lo[0])
+                if n:
+                    probe_idx.append(np.zeros(n, np.int64))
+                    found.append(b.table.slice(int(lo[0]), n))
+                continue
             pi, pos = expand_ranges(lo, hi)
             pi = porder[pi]
             if len(pi):

@@ -241,3 +241,28 @@ def test_merges_under_a_mostly_unique_key_consolidate_only_repeated_keys():
 
 def test_merges_under_a_mostly_unique_key_with_colliding_hashes(colliding_hashes):
     _check_linear_merges(13, key_space=1_000_000)
+
+
+@pytest.mark.parametrize("weak", [False, True])
+def test_point_lookups_find_exactly_their_key_in_every_batch(weak, request):
+    """A one-key lookup reads each batch's run of the key's hash as a slice; with colliding
+    hashes the run holds other keys too, which must not be returned."""
+    if weak:
+        request.getfixturevalue("colliding_hashes")
+    a = Arrangement(key=(0,))
+    live: dict = {}
+    rng = np.random.default_rng(21)
+    for step in range(30):
+        ups = []
+        for _ in range(int(rng.choice([1, 40, 300]))):
+            row = (int(rng.integers(0, 50)), ["p", "q"][int(rng.integers(0, 2))])
+            diff = -1 if live.get(row) and rng.random() < 0.4 else 1
+            live[row] = live.get(row, 0) + diff
+            ups.append((row, step + 1, diff))
+        a.insert(to_batch(ups, LT))
+        for key in (0, 7, 49, 99):
+            got: dict = {}
+            for r, d in _multiset(a.lookup(to_batch([((key,), 0, 1)], [INT8]), (0,))).items():
+                got[r[:2]] = got.get(r[:2], 0) + d
+            assert {r: d for r, d in got.items() if d} == \
+                {r: d for r, d in live.items() if r[0] == key and d}, (step, key)
