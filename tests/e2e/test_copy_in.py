@@ -123,3 +123,36 @@ def test_text_empty_lines_as_postgresql(slipstream, pg_oracle, unique_prefix, he
     option = "WITH (HEADER true)" if header else ""
     _assert_copies_as_postgresql(slipstream, pg_oracle, unique_prefix + ("h" if header else "n"),
                                  ("(a text)", "(a text, b text)"), option, TEXT_PAYLOADS)
+
+
+INT_TEXTS = ["1", "+1", "-1", "007", " +7 ", "\t5\n", "\x0b3\x0b", "", "+", "++1", "+-1", "1e3", "0x10",
+             "1_000", "１", "32767", "32768", "-32768", "-32769", "2147483648", "-2147483649",
+             "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809"]
+
+
+@pytest.mark.parametrize("rows", [1, 20])
+def test_integer_texts_as_postgresql(slipstream, pg_oracle, unique_prefix, rows):
+    """Integer input rules, as COPY fields (one row: checked value by value; twenty: the
+    vectorised checks) into smallint, integer and bigint columns: the same value as
+    PostgreSQL, or the same SQLSTATE (22P02 bad syntax, 22003 out of range). A leading '+'
+    (which Arrow's parser refuses) and a vertical tab around the digits are valid."""
+    import psycopg
+
+    def quoted(text: str) -> str:
+        return '"' + text.replace('"', '""') + '"'
+
+    with psycopg_connect(slipstream) as ss, psycopg.connect(pg_oracle.dsn, autocommit=True) as pg:
+        ss.autocommit = True
+        for kind in ("smallint", "integer", "bigint"):
+            for i, text in enumerate(INT_TEXTS):
+                name = f"{unique_prefix}{kind}_{rows}_{i}"
+                results = []
+                for conn in (ss, pg):
+                    conn.execute(f"CREATE TABLE {name} (a {kind})")
+                    try:
+                        with conn.cursor().copy(f"COPY {name} FROM STDIN WITH (FORMAT csv)") as copy:
+                            copy.write("".join(quoted(text) + "\n" for _ in range(rows)))
+                        results.append(conn.execute(f"SELECT a FROM {name}").fetchall())
+                    except psycopg.Error as e:
+                        results.append(e.sqlstate)
+                assert results[0] == results[1], (kind, text, results)
