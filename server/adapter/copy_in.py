@@ -117,10 +117,14 @@ def _split_with_arrow(data: bytes, types: list[SqlType], header: bool, parse: pa
     if not data:
         return [pa.array([], t.arrow) for t in types]
     names = [f"f{i}" for i in range(len(types))]
+    if header and not data.endswith((b"\n", b"\r")):
+        data += b"\n"  # (Arrow cannot skip a last record that has no line end: it is still one)
     try:
         table = pacsv.read_csv(
             io.BytesIO(data),
-            read_options=pacsv.ReadOptions(column_names=names, skip_rows=1 if header else 0),
+            # The header is the first record, not the first line: a quoted CSV field may hold
+            # a newline (skip_rows counts lines; skip_rows_after_names counts parsed rows).
+            read_options=pacsv.ReadOptions(column_names=names, skip_rows_after_names=1 if header else 0),
             parse_options=parse,
             convert_options=pacsv.ConvertOptions(column_types={f: pa.string() for f in names},
                                                  strings_can_be_null=True, **convert))
@@ -142,8 +146,12 @@ def parse_copy(data: bytes, types: list[SqlType], fmt: str = "text", delimiter: 
             # PostgreSQL reads an empty line as one empty field (Arrow would make it a row of
             # NULLs): missing data for every other column.
             raise SqlError("22P04", "missing data for column")
+        # A quoted field may hold newlines; Arrow's reader must be told, or data larger than its
+        # block (1 MiB) fails to split (22P04 for valid data). Without a quote there are none.
+        quoted_newlines = b'"' in data
         return _split_with_arrow(data, types, header,
-                                 pacsv.ParseOptions(delimiter=delimiter or ",", ignore_empty_lines=False),
+                                 pacsv.ParseOptions(delimiter=delimiter or ",", ignore_empty_lines=False,
+                                                    newlines_in_values=quoted_newlines),
                                  null_values=[""], quoted_strings_can_be_null=False)
     sep = delimiter or "\t"
     if b"\\" not in data.replace(b"\\N", b""):
