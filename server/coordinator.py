@@ -37,6 +37,8 @@ from server.compute_clusters import ComputeClusters
 from server.daemon_threads import DaemonThreads
 from server.oracle import TimestampOracle
 from storage.controller import StorageController
+from planner.functions import VOLATILE_KERNELS, WALL_CLOCK_KERNELS
+from server.constant_results import ConstantResults
 from storage.persist import PersistClient
 from storage.persist.errors import ShardDropped
 
@@ -77,6 +79,7 @@ class Coordinator:
         self.errors: dict[str, SqlError] = {}  # collections whose dataflow hit an evaluation error
         self._tasks: list[asyncio.Task] = []
         self._constant_threads = DaemonThreads()  # evaluates plans that read no collection
+        self._constant_results = ConstantResults(VOLATILE_KERNELS | WALL_CLOCK_KERNELS)
         self._sinks: dict[str, asyncio.Task] = {}
         self._pending_writes: list[tuple[dict[str, pa.Table], asyncio.Future]] = []
         self.last_write: dict[str, int] = {}  # table id -> timestamp of its latest data write
@@ -505,7 +508,9 @@ class Coordinator:
             # Catalog queries and constants: nothing the workers hold is read, so the answer is
             # computed here, without a round trip (they are hot: clients introspect constantly).
             # In a thread: a large constant (generate_series) must not hold up other sessions.
-            return await self._constant_threads.run(evaluate_constant, plan, self.read_ts() if ts is None else ts)
+            at = self.read_ts() if ts is None else ts
+            return await self._constant_results.result(
+                plan, at, lambda: self._constant_threads.run(evaluate_constant, plan, at))
         controller = self.check_readable(plan, cluster)
         plan = use_shared_arrangements(use_index_lookups(plan, self.catalog, cluster), self.catalog, cluster)
         return await controller.peek(plan, self.read_ts() if ts is None else ts)
