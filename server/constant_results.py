@@ -2,20 +2,21 @@
 
 Drivers and BI tools send the same catalog queries on every connection (asyncpg's type
 introspection is a recursive query over pg_type, pg_namespace, pg_range, pg_attribute and
-pg_class that plans to ~270 operators and took ~0.3 s to evaluate here, every connection). Such
+pg_class that plans to ~270 operators and took ~0.5 s to evaluate here, every connection). Such
 a plan reads only constants: the catalog rows as the statement saw them, folded literals (the
 statement time, the session's user and process id). Two statements with equal plans therefore
 have equal results, unless the plan calls something whose value is not in the plan (random(),
-clock_timestamp(), mz_now()): those are never kept. A catalog change changes the plan's
-constants, so a kept result is never stale; nothing has to be invalidated.
+gen_random_uuid(), pg_sleep(): the library's volatile kernels; mz_now()): those are never
+kept. A catalog change changes the plan's constants, so a kept result is never stale; nothing
+has to be invalidated.
 
 Plans are compared by a fingerprint that prints each distinct sub-plan once (a plan is a DAG:
 its repr prints a shared sub-plan once per path, exponential in nested outer joins) and every
 value by its repr, which tells 0.0 from -0.0, 1 from 1.0 and Decimal('1.0') from
 Decimal('1.00').
 
-Example: `SELECT typname FROM pg_type WHERE oid = 20` run twice evaluates once; after
-`CREATE TYPE`, pg_type's constant differs, and so does the fingerprint.
+Example: `SELECT count(*) FROM pg_class WHERE relname = 't'` run twice evaluates once; after
+`CREATE TABLE t`, pg_class's constant differs, and so does the fingerprint.
 """
 
 from __future__ import annotations
