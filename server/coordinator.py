@@ -31,14 +31,14 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.plan import ArrangeBy, Get, Plan, collections_read
 from dataflow.render import evaluate_constant
 from dataflow.types import Column
+from planner.functions import VOLATILE_KERNELS, WALL_CLOCK_KERNELS
 from planner.index_lookup import use_index_lookups
 from planner.shared_arrangements import use_shared_arrangements
 from server.compute_clusters import ComputeClusters
+from server.constant_results import ConstantResults
 from server.daemon_threads import DaemonThreads
 from server.oracle import TimestampOracle
 from storage.controller import StorageController
-from planner.functions import VOLATILE_KERNELS, WALL_CLOCK_KERNELS
-from server.constant_results import ConstantResults
 from storage.persist import PersistClient
 from storage.persist.errors import ShardDropped
 
