@@ -30,9 +30,12 @@ import pyarrow as pa
 
 from dataflow.batch import TIME
 from dataflow.plan import Get, LetRec, Plan, children, nodes
+from planner.functions import WALL_CLOCK_KERNELS
+from planner.rules.fold_constants import _VOLATILE
 
-# Calls whose value is not determined by the plan: mz_now() reads the query's timestamp.
-_NOT_IN_PLAN_EXTRA = ("mz_now",)
+# Calls whose value is not determined by the plan (the planner's own list: it does not fold them
+# either): volatile kernels, mz_now() (the query's timestamp), deferred errors, the wall clock.
+NOT_IN_PLAN = _VOLATILE | WALL_CLOCK_KERNELS
 
 
 class ConstantResults:
@@ -40,8 +43,9 @@ class ConstantResults:
     included) and `max_result_bytes` each: catalog answers are a few KiB; a large constant
     (generate_series) is cheap to compute again and not worth the memory."""
 
-    def __init__(self, volatile: frozenset[str], max_bytes: int = 16 << 20, max_result_bytes: int = 256 << 10) -> None:
-        self._markers = tuple(f"func={name!r}" for name in sorted(volatile | set(_NOT_IN_PLAN_EXTRA)))
+    def __init__(self, volatile: frozenset[str] = NOT_IN_PLAN, max_bytes: int = 16 << 20,
+                 max_result_bytes: int = 256 << 10) -> None:
+        self._markers = tuple(f"func={name!r}" for name in sorted(volatile))
         self.max_bytes = max_bytes
         self.max_result_bytes = max_result_bytes
         self._results: OrderedDict[str, pa.Table] = OrderedDict()

@@ -31,7 +31,6 @@ from dataflow.errors import SqlError, SqlState
 from dataflow.plan import ArrangeBy, Get, Plan, collections_read
 from dataflow.render import evaluate_constant
 from dataflow.types import Column
-from planner.functions import VOLATILE_KERNELS, WALL_CLOCK_KERNELS
 from planner.index_lookup import use_index_lookups
 from planner.shared_arrangements import use_shared_arrangements
 from server.compute_clusters import ComputeClusters
@@ -79,7 +78,7 @@ class Coordinator:
         self.errors: dict[str, SqlError] = {}  # collections whose dataflow hit an evaluation error
         self._tasks: list[asyncio.Task] = []
         self._constant_threads = DaemonThreads()  # evaluates plans that read no collection
-        self._constant_results = ConstantResults(VOLATILE_KERNELS | WALL_CLOCK_KERNELS)
+        self._constant_results = ConstantResults()
         self._sinks: dict[str, asyncio.Task] = {}
         self._pending_writes: list[tuple[dict[str, pa.Table], asyncio.Future]] = []
         self.last_write: dict[str, int] = {}  # table id -> timestamp of its latest data write
