@@ -116,9 +116,7 @@ def compile_filter(expr: ScalarExpr) -> Callable[[pa.Table], pa.Table]:
     f = compile_expr(expr)
 
     def keep(t: pa.Table) -> pa.Table:
-        result = f(t)
-        if isinstance(result, pa.ChunkedArray):
-            result = _arr(result)
+        result = _arr(f(t))
         if not pa.types.is_boolean(result.type) or len(result) != t.num_rows:
             return t.filter(pa.array(_mask(result)))  # (a predicate is boolean; kept exact anyway)
         return t.filter(result, null_selection_behavior="drop")
@@ -966,7 +964,9 @@ _FUNCS: dict[str, Callable] = {
 # casts
 
 # PostgreSQL skips isspace() around an integer: \v too, which RE2's \s leaves out.
-_INT_RE = r"^[\t\n\v\f\r ]*[+-]?[0-9]+[\t\n\v\f\r ]*$"
+_SPACE = "\t\n\v\f\r "
+_INT_TEXT = rf"[{_SPACE}]*[+-]?[0-9]+[{_SPACE}]*"  # (RE2 and Python's re read it alike)
+_INT_RE = f"^{_INT_TEXT}$"
 _NUM_RE = r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
 _TRUE = {"t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"}
 _FALSE = {"f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"}
@@ -1221,9 +1221,7 @@ def checked_float(src: pa.Array, out: pa.Array, t: SqlType) -> pa.Array:
     return out
 
 
-# The same rule as _INT_RE, for a few values checked in Python.
-_SPACE = "\t\n\v\f\r "
-_SMALL_INT = re.compile(r"[\t\n\v\f\r ]*[+-]?[0-9]+[\t\n\v\f\r ]*")
+_SMALL_INT = re.compile(_INT_TEXT)  # _INT_RE, for a few values checked in Python
 _INT_BOUNDS = {TypeKind.INT2: 2**15, TypeKind.INT4: 2**31, TypeKind.INT8: 2**63}
 _SMALL_TEXT_CAST = 16
 
