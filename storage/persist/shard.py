@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
-from dataflow.batch import consolidate, consolidate_hashed, row_hashes
+from dataflow.batch import SMALL_BATCH, consolidate, consolidate_hashed, row_hashes
 from dataflow.types import SqlType, arrow_schema
 
 from .compaction import DEFAULT_MAX_BATCHES, plan_merges
@@ -240,8 +240,12 @@ class Shard:
                     continue
                 parts = [p for b in with_data for p in b.parts]
                 tables = [self._load_part(p) for p in parts]
-                kept = np.concatenate([self._row_hashes(p, t) for p, t in zip(parts, tables)])
-                table, hashes = consolidate_hashed(advance_times(self._concat(tables), state.since), kept)
+                table = advance_times(self._concat(tables), state.since)
+                if table.num_rows <= SMALL_BATCH:  # (consolidated as Python values: no hashes)
+                    table, hashes = consolidate(table), None
+                else:
+                    kept = np.concatenate([self._row_hashes(p, t) for p, t in zip(parts, tables)])
+                    table, hashes = consolidate_hashed(table, kept)
                 part = self._write_part(table, hashes) if table.num_rows else None
                 if part is not None:
                     written.append(part.key)
