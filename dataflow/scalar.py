@@ -1222,6 +1222,13 @@ def checked_float(src: pa.Array, out: pa.Array, t: SqlType) -> pa.Array:
 
 
 _SMALL_INT = re.compile(_INT_TEXT)  # _INT_RE, for a few values checked in Python
+
+
+def int_of_text(text: str) -> int | None:
+    """An integer text's value by PostgreSQL's input rule (ASCII digits, an optional sign,
+    isspace() around), or None where PostgreSQL reports invalid syntax. Python's int() alone
+    reads Unicode digits ('１'), Unicode spaces and underscores, which PostgreSQL refuses."""
+    return int(text.strip(_SPACE)) if _SMALL_INT.fullmatch(text) is not None else None
 _INT_BOUNDS = {TypeKind.INT2: 2**15, TypeKind.INT4: 2**31, TypeKind.INT8: 2**63}
 _SMALL_TEXT_CAST = 16
 
@@ -1238,10 +1245,8 @@ def _small_ints_from_text(arr: pa.Array, t: SqlType) -> pa.Array | None:
         if text is None:
             out.append(None)
             continue
-        if _SMALL_INT.fullmatch(text) is None:
-            return None
-        value = int(text.strip(_SPACE))
-        if not -bound <= value < bound:
+        value = int_of_text(text)
+        if value is None or not -bound <= value < bound:
             return None
         out.append(value)
     return pa.array(out, t.arrow)

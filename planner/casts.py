@@ -24,7 +24,7 @@ from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.float4 import float4_of_exact
 from dataflow.pg_text import normalize_datetime_text, parse_date_text, parse_time, time_text
 from dataflow.pg_text import float4_text, float8_text, timestamp_text, timestamptz_text_utc
-from dataflow.scalar import datetime_input_error
+from dataflow.scalar import datetime_input_error, int_of_text
 from dataflow.types import DEFAULT_NUMERIC_SCALE, NUMERIC_MAX_PRECISION, TEXT, SqlType, TypeKind
 
 _INT_RANGE = {TypeKind.INT2: (-(2 ** 15), 2 ** 15 - 1, "smallint"),
@@ -189,10 +189,10 @@ def cast_value(value: Any, src: SqlType, dst: SqlType) -> Any:
         if "_" in st and k in (*_INT_RANGE, TypeKind.NUMERIC, TypeKind.FLOAT4, TypeKind.FLOAT8):
             raise _bad_text(dst, s)  # Python reads 1_000 as 1000; PostgreSQL 15 does not
         if k in _INT_RANGE:
-            try:
-                return _check_int(int(st, 10), dst)
-            except ValueError:
-                raise _bad_text(dst, s) from None
+            value = int_of_text(s)
+            if value is None:
+                raise _bad_text(dst, s)
+            return _check_int(value, dst)
         if dst.is_oid:
             # Names of relations, types and functions are looked up by the planner before a
             # cast gets here (planner/catalog_casts.py); what is left is the numeric form.
