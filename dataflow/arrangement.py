@@ -387,6 +387,8 @@ class Arrangement:
             distinct = pa.table({"k": pa.array([0])})
         elif keys_batch.num_rows == 1:  # a point lookup: distinct already (no hash aggregation)
             distinct = pa.Table.from_arrays(cols, names=names)
+        elif len(cols) == 1:  # (NULLs and NaNs come together as in the aggregation; ~8x cheaper)
+            distinct = pa.Table.from_arrays([pc.unique(cols[0])], names=names)
         else:
             distinct = pa.Table.from_arrays(cols, names=names).group_by(names, use_threads=False).aggregate([])
             distinct = distinct.select(names)

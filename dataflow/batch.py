@@ -284,6 +284,25 @@ def snapshot_at(updates: pa.Table, as_of: int) -> pa.Table:
     return consolidate(advance_times(visible, as_of))
 
 
+def contents_at(updates: pa.Table, as_of: int) -> pa.Table:
+    """`snapshot_at` for a reader that takes a multiset (a peek's answer: its rows are repeated
+    by count when sent): consolidated only if some visible update retracts. With none, no
+    copy of a row can cancel, so the copies may stay apart; a lookup's few rows skip the
+    hashing (~0.5 of ~1.8 ms for a 100-key read of a 1M-row index).
+
+        >>> t = make_batch([pa.array([1, 1, 2])], pa.array([0, 1, 5], pa.uint64()), pa.array([1, 1, 1]))
+        >>> out = contents_at(t, 3)
+        >>> out.column(0).to_pylist(), out["time"].to_pylist(), out["diff"].to_pylist()
+        ([1, 1], [3, 3], [1, 1])
+    """
+    if updates.num_rows == 0:
+        return updates
+    visible = updates.filter(pc.less_equal(updates[TIME], pa.scalar(as_of, pa.uint64())))
+    if visible.num_rows and pc.min(visible[DIFF]).as_py() > 0:
+        return advance_times(visible, as_of)
+    return consolidate(advance_times(visible, as_of))
+
+
 def _mix64(u: np.ndarray) -> np.ndarray:
     """The splitmix64 finaliser, in place on a uint64 array (bit-identical to the mixing step of
     pandas' `hash_array` for 64-bit numbers, without its per-call overhead). One scratch array

@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.batch import (SMALL_BATCH, TIME, advance_times, concat, consolidate, consolidate_hashed, empty_batch,
-                           make_batch, negate, partition_rows, row_hashes, snapshot_at)
+from dataflow.batch import (SMALL_BATCH, TIME, advance_times, concat, consolidate, consolidate_hashed, contents_at,
+                           empty_batch, make_batch, negate, partition_rows, row_hashes, snapshot_at)
 from dataflow.errors import SqlError, SqlState
 from dataflow.peers import DataflowAborted, DataflowExchange, PeerNetwork
 from dataflow.plan import (Get, IndexLookup, LetRec, Plan, any_node, children, collections_read, mentions_mz_now,
@@ -563,7 +563,7 @@ class Worker:
                 rows = self._lookup(plan.source, plan.key, keys_table(plan.types, plan.key, plan.keys), peek.as_of)
             else:
                 if plan.prefilter:
-                    rows = snapshot_at(trace.contents_from(peek.as_of, _prefiltering(plan.prefilter)), peek.as_of)
+                    rows = contents_at(trace.contents_from(peek.as_of, _prefiltering(plan.prefilter)), peek.as_of)
                 else:
                     rows = trace.snapshot(peek.as_of)
             if isinstance(plan.chain, Get):
@@ -596,7 +596,7 @@ class Worker:
         found = arrangement.lookup(keys, tuple(range(len(key))))
         if found.num_rows == 0:
             return empty_batch(self.collections[id].types)
-        return snapshot_at(found, as_of)
+        return contents_at(found, as_of)
 
     def _note_whole(self, id: str, whole: pa.Table | None) -> None:
         """A table write to `id` arrived, whole (`whole`) or split (None): the same on every

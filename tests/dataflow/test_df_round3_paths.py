@@ -5,13 +5,17 @@ collisions."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import dataflow.arrangement as arrangement_mod
 import dataflow.batch as batch_mod
 import dataflow.operators.join as join_mod
 from dataflow.arrangement import Arrangement
+from dataflow.batch import contents_at, make_batch, snapshot_at
 from dataflow.expr import ColumnRef
 from dataflow.plan import Get, Join
 from dataflow.types import INT8, TEXT
@@ -266,3 +270,29 @@ def test_point_lookups_find_exactly_their_key_in_every_batch(weak, request):
                 got[r[:2]] = got.get(r[:2], 0) + d
             assert {r: d for r, d in got.items() if d} == \
                 {r: d for r, d in live.items() if r[0] == key and d}, (step, key)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_contents_at_is_the_snapshot_as_a_multiset(seed):
+    """A peek's lookup leaves positive-only rows unconsolidated (`contents_at`): read as a
+    multiset it is the consolidated snapshot, with and without retractions, at every time."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 200))
+    values = rng.integers(0, 6, n)
+    times = rng.integers(0, 5, n).astype(np.uint64)
+    retract = seed % 2 == 0
+    diffs = np.where(rng.random(n) < (0.3 if retract else 0.0), -1, int(rng.integers(1, 3)))
+    updates = make_batch([pa.array(values), pa.array([str(v % 3) for v in values])], pa.array(times), pa.array(diffs))
+
+    def counted(t):
+        c = Counter()
+        for a, b, tm, d in zip(*(t.column(i).to_pylist() for i in (0, 1)), t["time"].to_pylist(), t["diff"].to_pylist()):
+            c[(a, b, tm)] += d
+        return {k: v for k, v in c.items() if v}
+
+    for as_of in range(6):
+        got, want = contents_at(updates, as_of), snapshot_at(updates, as_of)
+        assert counted(got) == counted(want)
+        assert all(t == as_of for t in got["time"].to_pylist())
+        if (got["diff"].to_numpy() < 0).any():  # only a consolidated answer may hold a negative count
+            assert got.num_rows == want.num_rows
