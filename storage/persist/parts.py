@@ -11,6 +11,9 @@ cost environmentd ~11 ms of CPU per batch against uncompressed parts, where lz4 
 as uncompressed (back to back, 80 batches each); but uncompressed parts made hydrating the views
 over 10M orders ~1.7 s slower (4x the bytes written while the views' first outputs are made
 durable: 9.0-10.8 s against 8.1-8.4 with zstd and 8.9-9.2 with lz4).
+A part of at most `UNCOMPRESSED_MAX_ROWS` rows is written uncompressed: lz4's fixed cost per
+buffer was ~100 of ~120 us for a 200-row part (a 100-change write's), and such parts are
+merged away soon (the file reads the same either way: compression is per buffer).
 Parts written as Parquet by earlier versions are still read (their first four bytes are
 Parquet's magic), so a data directory carries over.
 """
@@ -30,6 +33,8 @@ PART_COMPRESSION = "lz4"  # (see above)
 PART_SUFFIX = ".arrow"
 _PARQUET_MAGIC = b"PAR1"
 _WRITE_OPTIONS = ipc.IpcWriteOptions(compression=PART_COMPRESSION)
+_SMALL_WRITE_OPTIONS = ipc.IpcWriteOptions()
+UNCOMPRESSED_MAX_ROWS = 1024
 
 # Arrow types Parquet cannot store were kept as their 16 raw bytes (same layout) in old parts.
 _INTERVAL = pa.month_day_nano_interval()
@@ -47,7 +52,8 @@ def _view_columns(table: pa.Table, src: pa.DataType, dst: pa.DataType) -> pa.Tab
 
 def encode_part(table: pa.Table) -> bytes:
     sink = pa.BufferOutputStream()
-    with ipc.new_file(sink, table.schema, options=_WRITE_OPTIONS) as writer:
+    options = _WRITE_OPTIONS if table.num_rows > UNCOMPRESSED_MAX_ROWS else _SMALL_WRITE_OPTIONS
+    with ipc.new_file(sink, table.schema, options=options) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
 

@@ -75,6 +75,10 @@ class Shard:
         self.types: tuple[SqlType, ...] = tuple(types)
         self.schema: pa.Schema = arrow_schema(self.types)
         self._key = consensus_key(shard_id)
+        # The state this handle last read or wrote: a writer's next compare-and-set starts
+        # from it instead of reading the head again (a stale one only fails its CAS, then the
+        # head is read as usual).
+        self._known: ShardState | None = None
 
     def __repr__(self) -> str:
         return f"Shard({self.shard_id!r}, {[t.name for t in self.types]})"
@@ -89,6 +93,7 @@ class Shard:
         state = ShardState.decode(self.shard_id, head.seqno, head.data)
         if state.tombstone:
             raise ShardDropped(self.shard_id)
+        self._known = state
         return state
 
     def upper(self) -> int:
@@ -137,12 +142,14 @@ class Shard:
             if not consolidated:
                 batch = consolidate(batch)
         # Fail fast, before writing a part, when another writer already moved the upper.
-        current = self.state()
-        if current.upper != expected_upper:
-            raise UpperMismatch(self.shard_id, expected_upper, current.upper)
+        current = self._known
+        if current is None or current.upper != expected_upper:
+            current = self.state()
+            if current.upper != expected_upper:
+                raise UpperMismatch(self.shard_id, expected_upper, current.upper)
         part = self._write_part(batch) if batch.num_rows else None
         try:
-            new_state = self.append_part(part, expected_upper, new_upper)
+            new_state = self._apply(_appending(self.shard_id, part, expected_upper, new_upper), current)
         except BaseException:
             if part is not None and part.inline is None:  # never made visible: ours to delete
                 self.client.blob.delete(part.key)
@@ -161,7 +168,7 @@ class Shard:
     def append_part(self, part: PartDesc | None, expected_upper: int, new_upper: int) -> ShardState:
         """Reference an already written part as the batch [expected_upper, new_upper) and advance
         the upper, iff the upper is still expected_upper (else UpperMismatch)."""
-        return _apply_to(self.client, self.shard_id, _appending(self.shard_id, part, expected_upper, new_upper))
+        return self._apply(_appending(self.shard_id, part, expected_upper, new_upper))
 
     def _maybe_compact(self, new_state: ShardState) -> None:
         threshold = self.client.auto_compact_batches
@@ -289,8 +296,9 @@ class Shard:
 
     # ---- internals -------------------------------------------------------------------------
 
-    def _apply(self, mutate: Callable[[ShardState], ShardState]) -> ShardState:
-        return _apply_to(self.client, self.shard_id, mutate)
+    def _apply(self, mutate: Callable[[ShardState], ShardState], current: ShardState | None = None) -> ShardState:
+        self._known = _apply_to(self.client, self.shard_id, mutate, current)
+        return self._known
 
     def _write_part(self, table: pa.Table, hashes: np.ndarray | None = None) -> PartDesc:
         """Write `table` as a part (`hashes`: its rows' `row_hashes`, cached with it)."""
@@ -385,18 +393,24 @@ def _appending(shard_id: str, part: PartDesc | None, expected_upper: int,
 
 
 def _apply_to(client: "PersistClient", shard_id: str,
-              mutate: Callable[[ShardState], ShardState]) -> ShardState:
+              mutate: Callable[[ShardState], ShardState], guess: ShardState | None = None) -> ShardState:
     """Read the shard's head, derive the next state, compare-and-set; retry on a lost race.
-    `mutate` may raise to abort; returning its input unchanged means nothing to do."""
+    `mutate` may raise to abort; returning its input unchanged means nothing to do. `guess`:
+    the state as last known, tried first without reading the head (if it is stale, its
+    compare-and-set fails and the head is read); only for a `mutate` that always changes the
+    state and does not raise on the guess (an append whose upper the guess shows)."""
     consensus = client.consensus
     key = consensus_key(shard_id)
     while True:
-        head = consensus.head(key)
-        if head is None:
-            raise ShardDropped(shard_id)
-        current = ShardState.decode(shard_id, head.seqno, head.data)
-        if current.tombstone:
-            raise ShardDropped(shard_id)
+        if guess is not None:
+            current, guess = guess, None
+        else:
+            head = consensus.head(key)
+            if head is None:
+                raise ShardDropped(shard_id)
+            current = ShardState.decode(shard_id, head.seqno, head.data)
+            if current.tombstone:
+                raise ShardDropped(shard_id)
         new = mutate(current)
         if new is current:
             return current

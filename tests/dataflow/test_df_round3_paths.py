@@ -16,7 +16,6 @@ import dataflow.batch as batch_mod
 import dataflow.operators.join as join_mod
 from dataflow.arrangement import Arrangement
 from dataflow.batch import contents_at, make_batch, snapshot_at
-from dataflow.expr import ColumnRef
 from dataflow.plan import Get, Join
 from dataflow.types import INT8, TEXT
 from tests.dataflow.df_reference import check_plan, to_batch

@@ -232,3 +232,25 @@ def test_wait_for_upper(client):
     assert shard.wait_for_upper(2, timeout=5) == 4
     with pytest.raises(TimeoutError):
         shard.wait_for_upper(10, timeout=0.05)
+
+
+def test_append_from_a_stale_known_state_retries_on_the_head(client):
+    """A handle starts its compare-and-set from the state it last saw; when another handle
+    changed the shard since (a since downgrade: same upper, newer version), the CAS fails and
+    the append is made on the head, keeping the other handle's change. When the other handle
+    moved the upper, the append is refused and its part is not left behind."""
+    a = client.open_shard("t1", TYPES)
+    b = client.open_shard("t1", TYPES)
+    a.compare_and_append(updates([(1, "a", 0, 1)]), 0, 1)
+    b.compare_and_append(updates([(2, "b", 1, 1)]), 1, 2)  # b now knows upper 2
+    a.downgrade_since(1)  # a new version, upper still 2
+    b.compare_and_append(updates([(3, "c", 2, 1)]), 2, 3)  # from b's stale state: retried
+    state = client.open_shard("t1", TYPES).state()
+    assert (state.since, state.upper) == (1, 3)
+    assert as_counter(a.snapshot(2)) == {(1, "a", 2): 1, (2, "b", 2): 1, (3, "c", 2): 1}
+    a.compare_and_append(updates([(4, "d", 3, 1)]), 3, 4)
+    keys_before = set(client.blob.list_keys(""))
+    with pytest.raises(UpperMismatch):
+        b.compare_and_append(updates([(5, "e", 3, 1)]), 3, 4)  # b's known upper is stale
+    assert set(client.blob.list_keys("")) == keys_before
+    assert as_counter(b.snapshot(3)) == {(1, "a", 3): 1, (2, "b", 3): 1, (3, "c", 3): 1, (4, "d", 3): 1}
