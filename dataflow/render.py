@@ -14,6 +14,8 @@ unchanged customers side of a join.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import pyarrow as pa
 
 from dataflow.arrangement import Arrangement
@@ -246,13 +248,15 @@ def _shared_side(plan: Join, rt: Runtime):
 
 
 class Dataflow:
-    """One worker's instance of a dataflow plan."""
+    """One worker's instance of a dataflow plan. `pause`: called between its operators' pieces
+    of local work (see `Runtime.pause`)."""
 
     def __init__(self, plan: Plan, as_of: int, exchange: Exchange,
-                 step_limit_bytes: int = DEFAULT_STEP_LIMIT_BYTES, shared: dict | None = None) -> None:
+                 step_limit_bytes: int = DEFAULT_STEP_LIMIT_BYTES, shared: dict | None = None,
+                 pause: Callable[[], None] | None = None) -> None:
         self.plan = plan
         self.as_of = as_of
-        self._rt = Runtime(exchange, as_of, step_limit_bytes=step_limit_bytes, shared=shared or {})
+        self._rt = Runtime(exchange, as_of, step_limit_bytes=step_limit_bytes, shared=shared or {}, pause=pause)
         self.root = render(plan, self._rt)
         self.inputs: set[str] = collections_read(plan)
         self.schema: pa.Schema = self.root.schema

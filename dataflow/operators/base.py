@@ -34,6 +34,11 @@ class Runtime:
     # The channels exchanged on in this step: workers match exchanges by (step, channel), so two
     # exchanges of one step on one channel would take each other's rows (or wait forever).
     step_channels: set[str] = field(default_factory=set)
+    # Called before each piece of local work (`guarded`): the worker answers the fast-path
+    # peeks that arrived meanwhile, so a read of another collection does not wait for the
+    # rest of this dataflow's step. It reads only collections already stepped and touches no
+    # state of this dataflow.
+    pause: Callable[[], None] | None = None
 
     def shuffle(self, channel: str, batch: pa.Table, key: Sequence[int]) -> pa.Table:
         if self.exchange.worker_count == 1:
@@ -61,6 +66,8 @@ class Runtime:
     def guarded(self, schema: pa.Schema, fn: Callable[[], pa.Table]) -> pa.Table:
         """Run local (non-exchanging) work; on a SqlError record it and yield an empty batch so
         every worker still makes every later shuffle call."""
+        if self.pause is not None:
+            self.pause()
         try:
             return fn()
         except SqlError as e:

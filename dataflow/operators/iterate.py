@@ -140,6 +140,7 @@ class _LoopRuntime(Runtime):
         self.parent, self.tag = parent, ""
         self.exchange, self.as_of = parent.exchange, parent.as_of
         self.errors, self.step_limit_bytes = parent.errors, parent.step_limit_bytes
+        self.pause = parent.pause
         self.shared = {}  # (a loop's joins keep their own arrangements: they run per sub-step)
 
     def shuffle(self, channel: str, batch: pa.Table, key) -> pa.Table:
