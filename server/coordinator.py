@@ -18,6 +18,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 from catalog.durable import DEFAULT_DATABASE, Catalog, creation_order, drop_closure
@@ -25,7 +26,7 @@ from catalog.items import CatalogItem, ItemKind
 from catalog.clusters import ClusterSpec
 from catalog.replicas import ReplicaStatus
 from dataflow.allocator import release_memory
-from dataflow.batch import advance_times, concat, consolidate
+from dataflow.batch import SMALL_BATCH, advance_times, concat, consolidate, consolidate_hashed
 from dataflow.controller import ComputeController, StepOutput
 from dataflow.errors import SqlError, SqlState
 from dataflow.plan import ArrangeBy, Get, Plan, collections_read
@@ -392,8 +393,13 @@ class Coordinator:
         at one new timestamp. The caller holds `write_lock`. Durable when this returns."""
         ts = self.oracle.allocate_write_ts()
         timed: dict[str, pa.Table] = {}
+        hashes: dict[str, np.ndarray] = {}  # rows' hashes, made by consolidating: kept by persist
         for id, batch in updates.items():
-            batch = consolidate(advance_times(batch, ts))
+            batch = advance_times(batch, ts)
+            if batch.num_rows > SMALL_BATCH:
+                batch, hashes[id] = consolidate_hashed(batch)
+            else:
+                batch = consolidate(batch)
             if batch.num_rows:
                 timed[id] = batch
         if len(timed) > 1:
@@ -401,7 +407,8 @@ class Coordinator:
             await asyncio.to_thread(self.storage.append_atomic, timed, ts)
         for id, batch in timed.items():
             if len(timed) == 1:
-                await asyncio.to_thread(self.storage.append, id, batch, ts + 1, True)  # (consolidated above)
+                await asyncio.to_thread(self.storage.append, id, batch, ts + 1, True,  # (consolidated above)
+                                        hashes.get(id))
             self.last_write[id] = ts
         self.compute.advance(timed, self.table_ids(), ts + 1)
         self.oracle.applied(ts)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -93,10 +94,12 @@ class StorageController:
     def upper(self, id: str) -> int:
         return self._uppers[id]
 
-    def append(self, id: str, batch: pa.Table, new_upper: int, consolidated: bool = False) -> None:
+    def append(self, id: str, batch: pa.Table, new_upper: int, consolidated: bool = False,
+               hashes: np.ndarray | None = None) -> None:
         """Append updates with times in [upper, new_upper) and advance the shard's upper; durable on
         return. The caller assigns times after the shard's upper (tables: the oracle's write ts).
-        `consolidated`: the caller has consolidated the batch already."""
+        `consolidated`: the caller has consolidated the batch already (`hashes`: its rows'
+        `row_hashes`, if it has them)."""
         if self._unapplied is not None and id in self._unapplied.writes:
             with self._txn_lock:
                 self._finish_unapplied()
@@ -106,7 +109,7 @@ class StorageController:
             if batch.num_rows:
                 raise AssertionError(f"append to {id} at {new_upper} <= upper {expected}")
             return
-        shard.compare_and_append(batch, expected, new_upper, consolidated)
+        shard.compare_and_append(batch, expected, new_upper, consolidated, hashes)
         self._uppers[id] = new_upper
 
     def holds(self, id: str) -> bool:

@@ -124,14 +124,18 @@ class Shard:
     # ---- writes ----------------------------------------------------------------------------
 
     def compare_and_append(self, batch: pa.Table, expected_upper: int, new_upper: int,
-                           consolidated: bool = False) -> None:
+                           consolidated: bool = False, hashes: np.ndarray | None = None) -> None:
         """Append updates with times in [expected_upper, new_upper) and advance upper to
         new_upper, iff the upper is still expected_upper (else UpperMismatch). `consolidated`:
         the caller has just consolidated the batch (no (row, time) twice, no zero diff), so it is
-        not hashed and sorted a second time on the way to disk."""
+        not hashed and sorted a second time on the way to disk; `hashes`: then its rows'
+        `row_hashes` if that consolidation made them, kept with the part for compaction."""
         if new_upper <= expected_upper:
             raise ValueError(f"new upper {new_upper} must be greater than expected upper {expected_upper}")
-        batch = conform(batch, self.schema)
+        conformed = conform(batch, self.schema)
+        if conformed is not batch or not consolidated or (hashes is not None and len(hashes) != batch.num_rows):
+            hashes = None  # (a cast column may hash differently)
+        batch = conformed
         if batch.num_rows:
             lo, hi = time_bounds(batch)
             if lo < expected_upper or hi >= new_upper:
@@ -147,7 +151,7 @@ class Shard:
             current = self.state()
             if current.upper != expected_upper:
                 raise UpperMismatch(self.shard_id, expected_upper, current.upper)
-        part = self._write_part(batch) if batch.num_rows else None
+        part = self._write_part(batch, hashes) if batch.num_rows else None
         try:
             new_state = self._apply(_appending(self.shard_id, part, expected_upper, new_upper), current)
         except BaseException:

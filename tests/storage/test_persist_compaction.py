@@ -223,3 +223,35 @@ def test_a_compacted_part_is_cached_with_its_rows_hashes(tmp_path):
     cold = PersistClient.open_local(tmp_path).open_shard("h", TYPES)  # no hashes cached
     cold.compact(max_batches=1)
     assert as_counter(cold.snapshot(upper - 1)) == brute_snapshot(history, upper - 1)
+
+
+def test_an_append_keeps_the_hashes_its_writer_consolidated_with(tmp_path):
+    """A writer that consolidated its batch with `consolidate_hashed` hands the hashes to the
+    append, which caches them with the part (its first merge does not hash it); hashes of a
+    batch that is cast on the way in, or of the wrong length, are not kept."""
+    from dataflow.batch import consolidate_hashed
+
+    client = PersistClient.open_local(tmp_path, auto_compact_batches=None)
+    shard = client.open_shard("k", TYPES)
+    history = []
+
+    def at(t):
+        rows = [(i, "y" * (i % 4), t, 1) for i in range(100)]
+        history.extend(rows)
+        return consolidate_hashed(updates(rows))
+
+    batch, hashes = at(0)
+    shard.compare_and_append(batch, 0, 1, consolidated=True, hashes=hashes)
+    (part,) = shard.state().batches[-1].parts
+    assert client.cache.hashes(part.key).tolist() == hashes.tolist()
+    batch, hashes = at(1)
+    shard.compare_and_append(batch, 1, 2, consolidated=True, hashes=hashes[:-1])  # wrong length
+    (part,) = shard.state().batches[-1].parts
+    assert client.cache.hashes(part.key) is None
+    batch, hashes = at(2)
+    renamed = batch.rename_columns([f"x{i}" for i in range(batch.num_columns)])  # conformed: a new table
+    shard.compare_and_append(renamed, 2, 3, consolidated=True, hashes=hashes)
+    (part,) = shard.state().batches[-1].parts
+    assert client.cache.hashes(part.key) is None
+    shard.compact(max_batches=1)
+    assert as_counter(shard.snapshot(2)) == brute_snapshot(history, 2)
