@@ -967,6 +967,9 @@ _FUNCS: dict[str, Callable] = {
 _SPACE = "\t\n\v\f\r "
 _INT_TEXT = rf"[{_SPACE}]*[+-]?[0-9]+[{_SPACE}]*"  # (RE2 and Python's re read it alike)
 _INT_RE = f"^{_INT_TEXT}$"
+# Digits with at most a minus sign: what Arrow's integer parser and PostgreSQL read alike (Arrow
+# also reads 0x hex and refuses '+' and spaces), so such a column is cast in one call.
+_PLAIN_INT_RE = "^-?[0-9]+$"
 _NUM_RE = r"^\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*$"
 _TRUE = {"t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"}
 _FALSE = {"f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"}
@@ -1260,6 +1263,11 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
             small = _small_ints_from_text(arr, t)
             if small is not None:
                 return small
+        if _mask(pc.match_substring_regex(arr, _PLAIN_INT_RE)).sum() == len(arr) - arr.null_count:
+            try:
+                return arr.cast(target)
+            except pa.ArrowInvalid:
+                raise _out_of_range(t) from None
         ok = pc.match_substring_regex(arr, _INT_RE)
         if not _mask(pc.and_(arr.is_valid(), pc.invert(pc.fill_null(ok, True)))).any():
             # (Arrow's parser refuses a leading '+', which PostgreSQL accepts.)
