@@ -14,7 +14,7 @@ import pytest
 import dataflow.arrangement as arrangement_mod
 import dataflow.batch as batch_mod
 import dataflow.operators.join as join_mod
-from dataflow.arrangement import Arrangement
+from dataflow.arrangement import Arrangement, keys_equal
 from dataflow.batch import contents_at, make_batch, snapshot_at
 from dataflow.plan import Get, Join
 from dataflow.types import INT8, TEXT
@@ -295,3 +295,22 @@ def test_contents_at_is_the_snapshot_as_a_multiset(seed):
         assert all(t == as_of for t in got["time"].to_pylist())
         if (got["diff"].to_numpy() < 0).any():  # only a consolidated answer may hold a negative count
             assert got.num_rows == want.num_rows
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_keys_equal_on_integers_matches_the_values(seed):
+    """keys_equal compares NULL-free integer columns of one type with NumPy (the usual key) and
+    anything else with Arrow's kernels: both say what the values say (NULL = NULL when asked)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(65, 300))  # (above the small-batch path)
+    a = rng.integers(0, 4, n)
+    b = rng.integers(0, 4, n)
+    for nulls in (False, True):
+        na = rng.random(n) < 0.2 if nulls else np.zeros(n, bool)
+        nb = rng.random(n) < 0.2 if nulls else np.zeros(n, bool)
+        for tb in (pa.int64(), pa.int32()):
+            x = pa.table({"k": pa.array(a, pa.int64(), mask=na)})
+            y = pa.table({"k": pa.array(b, tb, mask=nb)})
+            want = [(u is None and v is None) or (u is not None and v is not None and u == v)
+                    for u, v in zip(x.column(0).to_pylist(), y.column(0).to_pylist())]
+            assert keys_equal(x, [0], y, [0]).tolist() == want
