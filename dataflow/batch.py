@@ -413,9 +413,13 @@ def _bytes_hash(col: pa.Array) -> np.ndarray:
     lengths = np.diff(offsets)
     h = np.full(n, _NULL_HASH ^ _MIX, np.uint64)  # (so the empty string does not hash as 0 does)
     if n and offsets[-1] > offsets[0]:
-        coefficients = _mix64(np.arange(int(lengths.max()), dtype=np.uint64) + np.uint64(0x243F6A8885A308D3))
-        coefficients |= np.uint64(1)
-        first = 0
+        longest = int(lengths.max())
+        coefficients = _COEFFICIENTS if longest <= len(_COEFFICIENTS) else _coefficients(longest)
+        if offsets[-1] - offsets[0] <= _BYTES_CHUNK:  # (the usual case: all in one go)
+            _bytes_sums(data, offsets, lengths, coefficients, h)
+            first = n
+        else:
+            first = 0
         while first < n:  # whole values, about _BYTES_CHUNK bytes at a time
             last = int(np.searchsorted(offsets, offsets[first] + _BYTES_CHUNK, side="right")) - 1
             last = min(max(last, first + 1), n)
@@ -424,6 +428,16 @@ def _bytes_hash(col: pa.Array) -> np.ndarray:
     with np.errstate(over="ignore"):
         h ^= lengths.astype(np.uint64) * _MIX
     return _mix64(h)
+
+
+def _coefficients(length: int) -> np.ndarray:
+    """The odd pseudo-random coefficient of each byte position below `length`."""
+    c = _mix64(np.arange(length, dtype=np.uint64) + np.uint64(0x243F6A8885A308D3))
+    c |= np.uint64(1)
+    return c
+
+
+_COEFFICIENTS = _coefficients(256)  # (a value's bytes past these are weighed by a longer table)
 
 
 def _bytes_sums(data: np.ndarray, offsets: np.ndarray, lengths: np.ndarray,
