@@ -1,10 +1,11 @@
-"""Plans of prepared point reads kept across executions, their parameters bound late.
+"""Plans of prepared point reads and deletes kept across executions, their parameters bound late.
 
 Every execution of a prepared statement is planned from its text with the parameters as
-constants, which for a point read is most of environmentd's work. A SELECT whose parameters
-only pin columns (`... WHERE customer = $1 AND region = $2`, at the top level of its WHERE)
-plans to the same plan for every non-NULL value but for those constants, so the server keeps
-the plan with holes where they were, and later executions (of any session) fill the holes in
+constants, which for a point read is most of environmentd's work. A SELECT or DELETE whose
+parameters only pin columns (`... WHERE customer = $1 AND region = $2`, or a list of keys as
+`id = ANY($1)`, at the top level of its WHERE) plans to the same plan for every non-NULL value
+(every non-empty array of non-NULL integers) but for those constants, so the server keeps the
+plan with holes where they were, and later executions (of any session) fill the holes in
 instead of parsing and planning.
 
 Which constants are the parameters is found by planning the statement a second time, with
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import uuid
 from collections import OrderedDict
 from typing import Any, Callable
@@ -41,17 +43,24 @@ from dataflow.expr import Literal
 from dataflow.plan import Constant, any_node
 from dataflow.types import SqlType, TypeKind
 from planner.context import SessionInfo
-from planner.statements import SelectPlan
+from planner.statements import DeletePlan, SelectPlan
 
 # Types whose equality with a column plans the same for every non-NULL value: no special
 # values (NaN, -0, infinities), no spans (intervals), no normalisation of the constant.
 _BOUND_KINDS = {TypeKind.INT2: 32767, TypeKind.INT4: 2**31 - 1, TypeKind.INT8: 2**63 - 1}
 _TEXT_KINDS = (TypeKind.TEXT, TypeKind.VARCHAR)
+# An integer array's canonical text, not empty, no NULL (as the planner would write it).
+_KEY_LIST = re.compile(r"\{(0|-?[1-9][0-9]*)(,(0|-?[1-9][0-9]*))*\}")
 
 
 def _eligible(value: Any, t: SqlType | None) -> bool:
     if value is None or t is None:
         return False
+    if t.kind is TypeKind.ARRAY:
+        # A list of keys (`= ANY($1)`) as a bound parameter arrives: its canonical text (the
+        # planner plans a list of Python values otherwise, so only one form may be kept).
+        return t.element is not None and t.element.kind in _BOUND_KINDS and type(value) is str \
+            and _KEY_LIST.fullmatch(value) is not None
     if t.kind in _BOUND_KINDS:
         return type(value) is int
     if t.kind in _TEXT_KINDS:
@@ -65,7 +74,12 @@ def _probe(values: list[Any], types: list[SqlType]) -> list[Any]:
     """Other values of the same types, distinct from `values` and from each other."""
     out = []
     for i, (v, t) in enumerate(zip(values, types)):
-        if t.kind in _BOUND_KINDS:
+        if t.kind is TypeKind.ARRAY:  # as many other keys
+            top = _BOUND_KINDS[t.element.kind] - 7 - i
+            p = [top - 2 * k for k in range(v.count(",") + 1)]
+            text = "{" + ",".join(map(str, p)) + "}"
+            out.append(text if text != v else "{" + ",".join(str(x - 1000) for x in p) + "}")
+        elif t.kind in _BOUND_KINDS:
             p = _BOUND_KINDS[t.kind] - 7 - i
             out.append(p if p != v else p - 1000)
         elif t.kind in _TEXT_KINDS:
@@ -77,14 +91,22 @@ def _probe(values: list[Any], types: list[SqlType]) -> list[Any]:
 
 
 def binds_only_columns(ast: Any, nparams: int) -> bool:
-    """Whether `ast` is a SELECT whose every parameter is compared with `=` to a column in a
-    conjunct of its own WHERE clause (not in a subquery, a select list or a join condition)."""
-    if not isinstance(ast, exp.Select) or nparams == 0:
+    """Whether `ast` is a SELECT or DELETE whose every parameter is compared with `=` to a
+    column, or is the array of `column = ANY($n)`, in a conjunct of its own WHERE clause (not in
+    a subquery, a select list or a join condition)."""
+    if not isinstance(ast, (exp.Select, exp.Delete)) or nparams == 0:
         return False
     where = ast.args.get("where")
     for param in ast.find_all(exp.Parameter, exp.Placeholder):
-        eq = param.parent
-        if not isinstance(eq, exp.EQ) or not isinstance(eq.left if eq.right is param else eq.right, exp.Column):
+        side = param
+        if not isinstance(param.parent, exp.EQ):
+            side = param.parent
+            while isinstance(side, (exp.Cast, exp.Paren)):
+                side = side.parent
+            if not isinstance(side, exp.Any):
+                return False
+        eq = side.parent
+        if not isinstance(eq, exp.EQ) or not isinstance(eq.left if eq.right is side else eq.right, exp.Column):
             return False
         node = eq.parent
         while isinstance(node, (exp.And, exp.Paren)):
@@ -96,13 +118,13 @@ def binds_only_columns(ast: Any, nparams: int) -> bool:
 
 @dataclasses.dataclass
 class _Template:
-    plan: SelectPlan
+    plan: SelectPlan | DeletePlan
     reads: list[str]
     holes: dict[int, int]  # id() of a literal in `plan` -> the parameter it holds
     # id() of every node on a path from `plan` to a hole -> its fields (or positions) on such paths
     dirty: dict[int, tuple]
 
-    def bind(self, values: list[Any]) -> SelectPlan:
+    def bind(self, values: list[Any]) -> SelectPlan | DeletePlan:
         memo: dict[int, Any] = {}
         holes, dirty = self.holes, self.dirty
 
@@ -132,7 +154,7 @@ class _Mismatch(Exception):
     """The two plans differ other than at a parameter's literals."""
 
 
-def _template(first: SelectPlan, second: SelectPlan, values: list[Any], probe: list[Any],
+def _template(first: SelectPlan | DeletePlan, second: SelectPlan | DeletePlan, values: list[Any], probe: list[Any],
               types: list[SqlType], reads: list[str]) -> _Template | None:
     """`first` with holes where it and `second` hold a parameter's two values, or None when
     they differ anywhere else or some parameter has no literal."""
@@ -215,7 +237,7 @@ class PreparedPlans:
         self.capacity = capacity
         self._entries: OrderedDict[PlanKey, _Template | None] = OrderedDict()
 
-    def bind(self, key: PlanKey, values: list[Any]) -> tuple[SelectPlan, list[str]] | None:
+    def bind(self, key: PlanKey, values: list[Any]) -> tuple[SelectPlan | DeletePlan, list[str]] | None:
         """The kept plan of `key` with `values` bound, and what it reads; None if there is none
         for these values."""
         template = self._entries.get(key)
@@ -233,9 +255,14 @@ class PreparedPlans:
         reads)` plans the same statement again."""
         types = list(key[1])
         template = None
-        if isinstance(plan, SelectPlan) and not plan.set_vars and plan.as_of is None \
-                and len(values) == len(types) and all(_eligible(v, t) for v, t in zip(values, types)) \
-                and not any_node(plan.plan, lambda n: isinstance(n, Constant)):
+        if isinstance(plan, SelectPlan) and not plan.set_vars and plan.as_of is None:
+            tree = plan.plan
+        elif isinstance(plan, DeletePlan):
+            tree = plan.selection
+        else:
+            tree = None
+        if tree is not None and len(values) == len(types) and all(_eligible(v, t) for v, t in zip(values, types)) \
+                and not any_node(tree, lambda n: isinstance(n, Constant)):
             probe = _probe(values, types)
             later = dataclasses.replace(info, statement_time=info.statement_time + dt.timedelta(days=1, seconds=1),
                                         pid=info.pid + 1)

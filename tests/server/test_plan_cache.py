@@ -9,7 +9,7 @@ import uuid
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from dataflow.types import INT2, INT4, INT8, TEXT, UUID, VARCHAR
+from dataflow.types import INT2, INT4, INT8, TEXT, UUID, VARCHAR, SqlType, TypeKind
 from planner import parse, plan_statement
 from planner.context import SessionInfo
 from server.adapter.plan_cache import PreparedPlans, binds_only_columns, plan_key
@@ -44,6 +44,9 @@ def _kept(catalog, sql, types, values, plans: PreparedPlans | None = None) -> tu
 
 INT4S = st.integers(-2**31, 2**31 - 1)
 TEXTS = st.text(max_size=12)
+INT8_ARRAY = SqlType(TypeKind.ARRAY, element=INT8)
+KEY_LISTS = st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=8)
+KEY_TEXTS = KEY_LISTS.map(lambda keys: "{" + ",".join(map(str, keys)) + "}")  # (as a parameter arrives)
 
 KEPT = [
     ("SELECT n FROM v WHERE a = $1", [INT4], [INT4S]),
@@ -56,6 +59,11 @@ KEPT = [
     ("SELECT n FROM v WHERE a = $1 AND a = $2", [INT4, INT4], [INT4S, INT4S]),
     ("SELECT n FROM v WHERE a = $1 AND a = 5", [INT4], [INT4S]),
     ("SELECT n FROM (SELECT * FROM v WHERE n > 1) x WHERE a = $1", [INT4], [INT4S]),
+    # A DELETE of a list of keys (a writer's prepared batch delete), and of one key.
+    ("DELETE FROM t WHERE c = ANY($1::bigint[])", [INT8_ARRAY], [KEY_TEXTS]),
+    ("DELETE FROM t WHERE c = ANY($1)", [INT8_ARRAY], [KEY_TEXTS]),
+    ("DELETE FROM t WHERE a = $1 AND c = ANY($2::bigint[])", [INT4, INT8_ARRAY], [INT4S, KEY_TEXTS]),
+    ("SELECT a FROM t WHERE c = ANY($1::bigint[])", [INT8_ARRAY], [KEY_TEXTS]),
 ]
 
 
@@ -84,12 +92,19 @@ NOT_KEPT = [
     ("SELECT n, pg_backend_pid() FROM v WHERE a = $1", [INT4], [7]),  # the session's (plans are shared)
     ("SELECT n FROM v WHERE b = $1 AND b LIKE 'x%'", [TEXT], ["xy"]),
     ("SELECT a FROM (VALUES (1), (2)) x (a) WHERE a = $1", [INT4], [1]),  # a constant relation
+    ("DELETE FROM t WHERE c > ANY($1::bigint[])", [INT8_ARRAY], ["{7}"]),  # not an equality
+    ("DELETE FROM t WHERE c = ANY($1::bigint[]) OR a = 1", [INT8_ARRAY], ["{7}"]),  # not a conjunct
+    ("DELETE FROM t WHERE c = ANY($1::bigint[])", [INT8_ARRAY], [[7]]),  # a list of values: not the wire's form
+    ("UPDATE t SET a = 1 WHERE c = $1", [INT8], [7]),  # (not a read or a delete)
 ]
 
 
 @pytest.mark.parametrize("sql,types,values", NOT_KEPT, ids=[k[0] for k in NOT_KEPT])
 def test_value_dependent_plans_are_not_kept(catalog, sql, types, values):
     plans, key = _kept(catalog, sql, types, values)
+    if types == [INT8_ARRAY]:
+        assert plans.knows(key) and plans.bind(key, ["{8}"]) is None and plans.bind(key, [[8]]) is None
+        return
     if "LIKE" in sql:  # kept: LIKE's pattern is a constant of the text, not the parameter
         assert plans.bind(key, ["zz"])[0] == _plan(catalog, sql, types, ["zz"])
         return
@@ -103,6 +118,19 @@ def test_null_and_other_values_are_planned_as_usual(catalog):
     assert plans.bind(key, [3]) is not None
     plans, key = _kept(catalog, "SELECT n FROM v WHERE a = $1", [INT4], [None])
     assert plans.knows(key) and plans.bind(key, [3]) is None
+
+
+def test_key_lists_are_kept_only_for_non_null_integers(catalog):
+    sql = "DELETE FROM t WHERE c = ANY($1::bigint[])"
+    plans, key = _kept(catalog, sql, [INT8_ARRAY], ["{1,2,3}"])
+    assert plans.bind(key, ["{5,-3}"])[0] == _plan(catalog, sql, [INT8_ARRAY], ["{5,-3}"])
+    assert plans.bind(key, ["{5}"])[0] == _plan(catalog, sql, [INT8_ARRAY], ["{5}"])
+    # Not a canonical list of keys (an empty one may fold to false; NULL, spaces, a leading
+    # zero), or the planner's other form of an array (Python values): planned as usual.
+    for value in ("{}", "{1,NULL}", "{01}", "{1, 2}", "{-0}", None, [5]):
+        assert plans.bind(key, [value]) is None, value
+    plans, key = _kept(catalog, sql, [INT8_ARRAY], ["{}"])
+    assert plans.knows(key) and plans.bind(key, ["{5}"]) is None
 
 
 def test_capacity_keeps_the_most_recently_used(catalog):
