@@ -314,3 +314,29 @@ def test_keys_equal_on_integers_matches_the_values(seed):
             want = [(u is None and v is None) or (u is not None and v is not None and u == v)
                     for u, v in zip(x.column(0).to_pylist(), y.column(0).to_pylist())]
             assert keys_equal(x, [0], y, [0]).tolist() == want
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_key_index_keys_come_back_in_slot_order_across_its_base_and_tail(seed):
+    """KeyIndex keeps its key rows as one base chunk and a tail folded in when it reaches an
+    eighth of the base (a take on several chunks would copy them all): after batches of new
+    keys of every size (one at a time: the tail grows and folds; a big one: straight to the
+    base), `keys` of any slots, in any order, from the base, the tail or both, are the keys."""
+    from dataflow.operators.keyindex import KeyIndex
+
+    rng = np.random.default_rng(seed)
+    index = KeyIndex(2)
+    known: list[tuple] = []
+    for step in range(60):
+        n = int(rng.choice([1, 2, 5, 70, 400]))
+        a = rng.integers(0, 500, n)
+        b = [f"s{int(x) % 7}" for x in rng.integers(0, 50, n)]
+        slots = index.slots_for(pa.table({"c0": pa.array(a), "c1": pa.array(b)}))
+        for s, key in zip(slots.tolist(), zip(a.tolist(), b)):
+            if s == len(known):
+                known.append(key)
+            assert known[s] == key
+        probe = rng.integers(0, len(known), int(rng.integers(0, 40)))
+        got = index.keys(probe)
+        assert list(zip(got.column(0).to_pylist(), got.column(1).to_pylist())) == [known[s] for s in probe.tolist()]
+        assert index._keys.column(0).num_chunks <= 1
