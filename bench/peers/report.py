@@ -109,12 +109,14 @@ def table(doc: dict[str, Any]) -> str:
 
 
 def versions(doc: dict[str, Any]) -> str:
-    seen: dict[str, str] = {}
+    """Each component's versions across the runs (several when some systems were measured
+    again on a later commit), in the order the runs list them."""
+    seen: dict[str, list[str]] = {}
     for run in doc["runs"]:
         for k, v in (run.get("versions") or {}).items():
-            if k != "error":
-                seen.setdefault(k, str(v))
-    return ", ".join(f"{k} {v}" for k, v in sorted(seen.items()))
+            if k != "error" and str(v) not in seen.setdefault(k, []):
+                seen[k].append(str(v))
+    return ", ".join(f"{k} {' / '.join(v)}" for k, v in sorted(seen.items()))
 
 
 def plots(doc: dict[str, Any], out_dir: Path) -> list[Path]:
