@@ -115,6 +115,20 @@ def consolidate_hashed(batch: pa.Table, hashes: np.ndarray | None = None) -> tup
     return out, (out_hashes if out_hashes is not None else row_hashes(out))
 
 
+def consolidate_keeping_hashes(batch: pa.Table) -> tuple[pa.Table, np.ndarray | None]:
+    """`consolidate`, with the output's `row_hashes` where consolidating made them (None where
+    it did not: a few rows consolidated as Python values, a batch too large to sort by hash),
+    for a caller that keeps them only if they come free (a table write's part, for the
+    compaction that merges it).
+
+        >>> t = make_batch([pa.array(list(range(100)) * 2)], pa.array([0] * 200, pa.uint64()), pa.array([1] * 200))
+        >>> out, h = consolidate_keeping_hashes(t)
+        >>> out.num_rows, bool((h == row_hashes(out)).all()), consolidate_keeping_hashes(t.slice(0, 3))[1]
+        (100, True, None)
+    """
+    return _consolidate(batch, None, want_hashes=True)
+
+
 def row_hashes(batch: pa.Table) -> np.ndarray:
     """A uint64 hash per update of its row: every column but time, diff and internal ones
     ("__hash": a function of the key, adds nothing to the row's identity)."""
@@ -280,8 +294,7 @@ def snapshot_at(updates: pa.Table, as_of: int) -> pa.Table:
     all at time `as_of`, consolidated."""
     if updates.num_rows == 0:
         return updates
-    visible = updates.filter(pc.less_equal(updates[TIME], pa.scalar(as_of, pa.uint64())))
-    return consolidate(advance_times(visible, as_of))
+    return consolidate(_visible_at(updates, as_of))
 
 
 def contents_at(updates: pa.Table, as_of: int) -> pa.Table:
@@ -297,10 +310,16 @@ def contents_at(updates: pa.Table, as_of: int) -> pa.Table:
     """
     if updates.num_rows == 0:
         return updates
-    visible = updates.filter(pc.less_equal(updates[TIME], pa.scalar(as_of, pa.uint64())))
+    visible = _visible_at(updates, as_of)
     if visible.num_rows and pc.min(visible[DIFF]).as_py() > 0:
-        return advance_times(visible, as_of)
-    return consolidate(advance_times(visible, as_of))
+        return visible
+    return consolidate(visible)
+
+
+def _visible_at(updates: pa.Table, as_of: int) -> pa.Table:
+    """The updates at or before `as_of`, all at `as_of` (not consolidated)."""
+    visible = updates.filter(pc.less_equal(updates[TIME], pa.scalar(as_of, pa.uint64())))
+    return advance_times(visible, as_of)
 
 
 def _mix64(u: np.ndarray) -> np.ndarray:

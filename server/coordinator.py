@@ -26,7 +26,7 @@ from catalog.items import CatalogItem, ItemKind
 from catalog.clusters import ClusterSpec
 from catalog.replicas import ReplicaStatus
 from dataflow.allocator import release_memory
-from dataflow.batch import SMALL_BATCH, advance_times, concat, consolidate, consolidate_hashed
+from dataflow.batch import advance_times, concat, consolidate, consolidate_keeping_hashes
 from dataflow.controller import ComputeController, StepOutput
 from dataflow.errors import SqlError, SqlState
 from dataflow.plan import ArrangeBy, Get, Plan, collections_read
@@ -393,13 +393,9 @@ class Coordinator:
         at one new timestamp. The caller holds `write_lock`. Durable when this returns."""
         ts = self.oracle.allocate_write_ts()
         timed: dict[str, pa.Table] = {}
-        hashes: dict[str, np.ndarray] = {}  # rows' hashes, made by consolidating: kept by persist
+        hashes: dict[str, np.ndarray | None] = {}  # rows' hashes, made by consolidating: kept by persist
         for id, batch in updates.items():
-            batch = advance_times(batch, ts)
-            if batch.num_rows > SMALL_BATCH:
-                batch, hashes[id] = consolidate_hashed(batch)
-            else:
-                batch = consolidate(batch)
+            batch, hashes[id] = consolidate_keeping_hashes(advance_times(batch, ts))
             if batch.num_rows:
                 timed[id] = batch
         if len(timed) > 1:

@@ -72,7 +72,8 @@ def decode_part(data: bytes, schema: pa.Schema) -> pa.Table:
 
 class PartCache:
     """Thread-safe LRU of decoded parts bounded by Arrow bytes. A part written by a compaction
-    is kept with its rows' `row_hashes`, so the next compaction that merges it consolidates
+    (or by an append whose writer consolidated it, `Shard.compare_and_append`'s `hashes`) is kept
+    with its rows' `row_hashes`, so the next compaction that merges it consolidates
     without hashing its rows again (every update is merged O(log n) times: on a 1M-row shard
     taking 10k-row appends, ~1.7 ms less hashing per append)."""
 
