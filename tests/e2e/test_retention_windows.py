@@ -22,18 +22,18 @@ WINDOW_S = 2
 def test_webhook_rows_leave_after_the_window(slipstream, unique_prefix):
     p = unique_prefix
     with psycopg_connect(slipstream) as conn:
-        conn.execute(f"CREATE SOURCE {p}w FROM WEBHOOK BODY FORMAT JSON WITH (RETENTION WINDOW = '{WINDOW_S}s')")
+        # Each batch is one request (a JSON array: one write, one timestamp), so a pass's cut
+        # never falls inside a batch: a pass retracts a whole batch or none of it.
+        conn.execute(f"CREATE SOURCE {p}w FROM WEBHOOK BODY FORMAT JSON ARRAY WITH (RETENTION WINDOW = '{WINDOW_S}s')")
         conn.execute(f"CREATE MATERIALIZED VIEW {p}wv AS SELECT count(*) AS n, sum((body->>'v')::int) AS s FROM {p}w")
         try:
             path = f"/api/webhook/slipstream/public/{p}w"
-            for i in range(5):
-                assert post(slipstream, path, json.dumps({"v": i}).encode())[0] == 200
+            assert post(slipstream, path, json.dumps([{"v": i} for i in range(5)]).encode())[0] == 200
             start = time.monotonic()
             assert conn.execute(f"SELECT n, s FROM {p}wv").fetchone() == (5, 10)
             # A second batch a little later: it leaves after the first one.
             time.sleep(WINDOW_S / 2)
-            for i in range(3):
-                assert post(slipstream, path, json.dumps({"v": 100}).encode())[0] == 200
+            assert post(slipstream, path, json.dumps([{"v": 100}] * 3).encode())[0] == 200
             wait_for(conn, f"SELECT n FROM {p}wv", lambda n: n == 3, deadline_s=4 * WINDOW_S + 10)
             first_gone = time.monotonic() - start
             assert conn.execute(f"SELECT n, s FROM {p}wv").fetchone() == (3, 300)
@@ -41,7 +41,7 @@ def test_webhook_rows_leave_after_the_window(slipstream, unique_prefix):
             wait_for(conn, f"SELECT count(*) FROM {p}w", lambda n: n == 0, deadline_s=4 * WINDOW_S + 10)
             assert conn.execute(f"SELECT n, s FROM {p}wv").fetchone() == (0, None)
             # Rows arriving later are kept for their own window.
-            assert post(slipstream, path, json.dumps({"v": 7}).encode())[0] == 200
+            assert post(slipstream, path, json.dumps([{"v": 7}]).encode())[0] == 200
             assert conn.execute(f"SELECT n, s FROM {p}wv").fetchone() == (1, 7)
         finally:
             conn.execute(f"DROP SOURCE {p}w CASCADE")
