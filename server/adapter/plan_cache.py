@@ -50,7 +50,7 @@ from planner.statements import DeletePlan, SelectPlan
 _BOUND_KINDS = {TypeKind.INT2: 32767, TypeKind.INT4: 2**31 - 1, TypeKind.INT8: 2**63 - 1}
 _TEXT_KINDS = (TypeKind.TEXT, TypeKind.VARCHAR)
 # An integer array's canonical text, not empty, no NULL (as the planner would write it).
-_KEY_LIST = re.compile(r"\{(0|-?[1-9][0-9]*)(,(0|-?[1-9][0-9]*))*\}")
+_KEY_LIST = re.compile(r"\{(?:0|-?[1-9][0-9]*)(?:,(?:0|-?[1-9][0-9]*))*\}")
 
 
 def _eligible(value: Any, t: SqlType | None) -> bool:
@@ -91,10 +91,10 @@ def _probe(values: list[Any], types: list[SqlType]) -> list[Any]:
 
 
 def binds_only_columns(ast: Any, nparams: int) -> bool:
-    """Whether `ast` is a SELECT or DELETE whose every parameter is compared with `=` to a
-    column, or is the array of `column = ANY($n)`, in a conjunct of its own WHERE clause (not in
-    a subquery, a select list or a join condition)."""
-    if not isinstance(ast, (exp.Select, exp.Delete)) or nparams == 0:
+    """Whether `ast` is a SELECT or DELETE whose every parameter (if it has any) is compared
+    with `=` to a column, or is the array of `column = ANY($n)`, in a conjunct of its own WHERE
+    clause (not in a subquery, a select list or a join condition)."""
+    if not isinstance(ast, (exp.Select, exp.Delete)):
         return False
     where = ast.args.get("where")
     for param in ast.find_all(exp.Parameter, exp.Placeholder):
@@ -147,6 +147,8 @@ class _Template:
                     object.__setattr__(out, name, fill(getattr(node, name)))
             memo[key] = out
             return out
+        if not holes:  # (a statement without parameters: its plan as it is)
+            return self.plan
         return fill(self.plan)
 
 

@@ -101,8 +101,8 @@ class SlipstreamAdapter:
     async def execute_one(self, session: Session, sql: str, params: list[Any], param_types) -> Outcome:
         info = _session_info(session)
         version = getattr(self.coord.catalog, "version", None)
-        key = None if not params or version is None else plan_key(sql, param_types, version, info)
-        if key is not None:  # a point read planned before: no parse, no plan
+        key = None if version is None else plan_key(sql, param_types, version, info)
+        if key is not None:  # a point read (or a read without parameters) planned before: no parse, no plan
             bound = self._plans.bind(key, params)
             if bound is not None:
                 return await self._run(session, Statement(sql, None), params, param_types, bound=bound)

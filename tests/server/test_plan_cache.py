@@ -139,3 +139,34 @@ def test_capacity_keeps_the_most_recently_used(catalog):
             for i in range(3)]
     assert not plans.knows(keys[0]) and plans.knows(keys[1]) and plans.knows(keys[2])
     assert plans.bind(keys[1], [uuid.uuid4().int % 100]) is not None
+
+
+WITHOUT_PARAMETERS_KEPT = [
+    "SELECT * FROM v",  # a whole view (a closed-loop reader's `SELECT * FROM v1`)
+    "SELECT n FROM v WHERE a = 5 ORDER BY n LIMIT 3",
+    "SELECT t.a, v.n FROM t JOIN v ON t.a = v.a WHERE t.c > 10",
+    "SELECT a, n, mz_now() FROM v",  # (evaluated when the read runs, not when it is planned)
+    "DELETE FROM t WHERE c = 7",
+]
+WITHOUT_PARAMETERS_NOT_KEPT = [
+    "SELECT n, now() FROM v",  # reads the clock
+    "SELECT n, pg_backend_pid() FROM v",  # the session's (plans are shared)
+    "SELECT 1",  # a constant relation
+    "SELECT * FROM (VALUES (1), (2)) x (a)",
+    "UPDATE t SET a = 1",  # (not a read or a delete)
+]
+
+
+@pytest.mark.parametrize("sql", WITHOUT_PARAMETERS_KEPT)
+def test_statements_without_parameters_keep_their_plan(catalog, sql):
+    plans, key = _kept(catalog, sql, [], [])
+    bound = plans.bind(key, [])
+    assert bound is not None
+    again: list[str] = []
+    assert bound[0] == _plan(catalog, sql, [], [], reads=again) and bound[1] == again
+
+
+@pytest.mark.parametrize("sql", WITHOUT_PARAMETERS_NOT_KEPT)
+def test_statements_without_parameters_that_vary_are_not_kept(catalog, sql):
+    plans, key = _kept(catalog, sql, [], [])
+    assert plans.knows(key) and plans.bind(key, []) is None
