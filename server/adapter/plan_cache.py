@@ -6,7 +6,8 @@ parameters only pin columns (`... WHERE customer = $1 AND region = $2`, or a lis
 `id = ANY($1)`, at the top level of its WHERE) plans to the same plan for every non-NULL value
 (every non-empty array of non-NULL integers) but for those constants, so the server keeps the
 plan with holes where they were, and later executions (of any session) fill the holes in
-instead of parsing and planning.
+instead of parsing and planning. A SELECT or DELETE without parameters is kept the same way,
+with no holes (a closed-loop reader's prepared `SELECT * FROM v1`).
 
 Which constants are the parameters is found by planning the statement a second time, with
 other values of the parameters, another statement time and another session process id: the
