@@ -49,6 +49,9 @@ COMPACT_EVERY_TICKS = 30
 MV_SINK_INTERVAL_SECONDS = 1.0
 # Small writes (a few rows) go inline into persist's consensus state: one fsync, not three.
 INLINE_PART_MAX_BYTES = 4096
+# A table write's part up to this size is written into consensus in the same transaction as the
+# state that names it: one fsync, not three (persist's consensus.py). Larger ones go to files.
+CONSENSUS_PART_MAX_BYTES = 256 << 10
 # environmentd reads shards only to reconcile views and to compact: a small part cache will do.
 PERSIST_CACHE_BYTES = 32 << 20
 RELEASE_MEMORY_AFTER_ROWS = 100_000
@@ -98,6 +101,7 @@ class Coordinator:
         self.catalog = Catalog.open(data_dir / "catalog.sqlite")
         self.storage = StorageController(PersistClient.open_local(data_dir / "persist",
                                                                  inline_part_max_bytes=INLINE_PART_MAX_BYTES,
+                                                                 consensus_part_max_bytes=CONSENSUS_PART_MAX_BYTES,
                                                                  cache_bytes=PERSIST_CACHE_BYTES,
                                                                  compact_in_background=True))
         # Finish the multi-table transactions a crash left committed but not applied to every

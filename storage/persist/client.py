@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from .compactor import Compactor
 from .consensus import Consensus, SqliteConsensus, VersionedData
 from .errors import SchemaMismatch, ShardDropped
 from .parts import PartCache
-from .shard import Shard, consensus_key, part_written_at_ms
+from .shard import CONSENSUS_PART_PREFIX, Shard, consensus_key, part_written_at_ms
 from .state import ShardState
 
 # Appends compact once a shard has more batches than this (None: only explicit compact()):
@@ -33,10 +33,15 @@ DEFAULT_AUTO_COMPACT_BATCHES = 16
 class PersistClient:
     def __init__(self, blob: Blob, consensus: Consensus, *, cache_bytes: int = 256 << 20,
                  auto_compact_batches: int | None = DEFAULT_AUTO_COMPACT_BATCHES,
-                 inline_part_max_bytes: int = 0, compact_in_background: bool = False) -> None:
+                 inline_part_max_bytes: int = 0, consensus_part_max_bytes: int = 0,
+                 compact_in_background: bool = False) -> None:
         self.blob = blob
         # Parts whose encoding is at most this size are kept inline in the shard state (0 = never).
         self.inline_part_max_bytes = inline_part_max_bytes
+        # An append's part of at most this size is written into consensus with the state change
+        # that names it (one fsync, not a file's three; see consensus.py), 0 = never. Larger
+        # parts, and those compaction writes, go to blob storage.
+        self.consensus_part_max_bytes = consensus_part_max_bytes
         self.consensus = consensus
         self.cache = PartCache(cache_bytes)
         self.auto_compact_batches = auto_compact_batches
@@ -86,9 +91,30 @@ class PersistClient:
             if self.consensus.compare_and_set(key, head.seqno, VersionedData(head.seqno + 1, dead.encode())):
                 self.consensus.truncate(key, head.seqno + 1)
                 break
-        for part_key in self.blob.list_keys(f"{shard_id}/"):
+        keys = self.part_keys(shard_id)
+        for part_key in keys:
             self.cache.discard(part_key)
-            self.blob.delete(part_key)
+        self.delete_parts(keys)
+
+    # ---- parts, wherever they are (blob storage, or consensus: `CONSENSUS_PART_PREFIX`) -------
+
+    def part_bytes(self, key: str) -> bytes | None:
+        if key.startswith(CONSENSUS_PART_PREFIX):
+            return self.consensus.part(key)
+        return self.blob.get(key)
+
+    def part_keys(self, shard_id: str) -> list[str]:
+        """Every stored part of the shard (referenced or not)."""
+        return self.blob.list_keys(f"{shard_id}/") + self.consensus.part_keys(f"{CONSENSUS_PART_PREFIX}{shard_id}/")
+
+    def delete_parts(self, keys: Iterable[str]) -> None:
+        in_consensus = []
+        for key in keys:
+            if key.startswith(CONSENSUS_PART_PREFIX):
+                in_consensus.append(key)
+            else:
+                self.blob.delete(key)
+        self.consensus.delete_parts(in_consensus)
 
     def collect_garbage(self, shard_id: str, grace_s: float = 3600.0) -> int:
         """Delete parts no state references (left by crashed writers or lost races) that are
@@ -99,13 +125,10 @@ class PersistClient:
             return 0
         live = state.part_keys
         cutoff_ms = (time.time() - grace_s) * 1000
-        deleted = 0
-        for key in self.blob.list_keys(f"{shard_id}/"):
-            written = part_written_at_ms(key)
-            if key not in live and written is not None and written <= cutoff_ms:
-                self.blob.delete(key)
-                deleted += 1
-        return deleted
+        dead = [key for key in self.part_keys(shard_id) if key not in live
+                and (written := part_written_at_ms(key)) is not None and written <= cutoff_ms]
+        self.delete_parts(dead)
+        return len(dead)
 
     def shard_state(self, shard_id: str) -> ShardState | None:
         """The shard's current state without type checks (None if absent or dropped)."""

@@ -56,6 +56,10 @@ def consensus_key(shard_id: str) -> str:
     return f"shard/{shard_id}"
 
 
+# Parts stored in consensus, written with the state change that first names it (`_write_part`).
+CONSENSUS_PART_PREFIX = "db/"
+
+
 def part_key(shard_id: str) -> str:
     """A fresh blob key; the leading wall-clock millis let garbage collection spare parts that a
     live writer may still be about to reference."""
@@ -151,12 +155,14 @@ class Shard:
             current = self.state()
             if current.upper != expected_upper:
                 raise UpperMismatch(self.shard_id, expected_upper, current.upper)
-        part = self._write_part(batch, hashes) if batch.num_rows else None
+        with_state: dict[str, bytes] = {}  # (a small part: written by the state change itself)
+        part = self._write_part(batch, hashes, with_state) if batch.num_rows else None
         try:
-            new_state = self._apply(_appending(self.shard_id, part, expected_upper, new_upper), current)
+            new_state = self._apply(_appending(self.shard_id, part, expected_upper, new_upper), current,
+                                    with_state)
         except BaseException:
-            if part is not None and part.inline is None:  # never made visible: ours to delete
-                self.client.blob.delete(part.key)
+            if part is not None and part.inline is None and part.key not in with_state:
+                self.client.delete_parts([part.key])  # never made visible: ours to delete
             raise
         self._maybe_compact(new_state)
 
@@ -262,8 +268,7 @@ class Shard:
                     written.append(part.key)
                 merged.append((ids, (part,) if part else (), state.since))
         except _PartMissing:  # someone else compacted these batches under us
-            for key in written:
-                self.client.blob.delete(key)
+            self.client.delete_parts(written)
             return False
 
         applied: list[tuple[int, ...]] = []
@@ -288,24 +293,28 @@ class Shard:
         try:
             new_state = self._apply(mutate)
         except BaseException:
-            for key in written:
-                self.client.blob.delete(key)
+            self.client.delete_parts(written)
             raise
         live = new_state.part_keys
         old_keys = {p.key for b in state.batches if any(b.id in ids for ids in applied) for p in b.parts}
-        for key in (old_keys | set(written)) - live:
+        gone = (old_keys | set(written)) - live
+        for key in gone:
             self.client.cache.discard(key)
-            self.client.blob.delete(key)
+        self.client.delete_parts(gone)
         return bool(applied)
 
     # ---- internals -------------------------------------------------------------------------
 
-    def _apply(self, mutate: Callable[[ShardState], ShardState], current: ShardState | None = None) -> ShardState:
-        self._known = _apply_to(self.client, self.shard_id, mutate, current)
+    def _apply(self, mutate: Callable[[ShardState], ShardState], current: ShardState | None = None,
+               parts: dict[str, bytes] | None = None) -> ShardState:
+        self._known = _apply_to(self.client, self.shard_id, mutate, current, parts)
         return self._known
 
-    def _write_part(self, table: pa.Table, hashes: np.ndarray | None = None) -> PartDesc:
-        """Write `table` as a part (`hashes`: its rows' `row_hashes`, cached with it)."""
+    def _write_part(self, table: pa.Table, hashes: np.ndarray | None = None,
+                    with_state: dict[str, bytes] | None = None) -> PartDesc:
+        """Write `table` as a part (`hashes`: its rows' `row_hashes`, cached with it). Given
+        `with_state`, a part of at most the client's `consensus_part_max_bytes` is not written
+        but added there (key -> bytes), for the state change that names it to write."""
         # One record batch per part: a merge concatenates its inputs, and a part written in
         # their chunks is read back in as many, so each merge wrote more record batches than
         # the last (each compressed column by column): a 138k-row part of the orders shard
@@ -322,7 +331,11 @@ class Shard:
             data = sink.getvalue().to_pybytes()
             return PartDesc(f"inline/{key}", table.num_rows, lo, hi, base64.b64encode(data).decode("ascii"))
         data = encode_part(table)
-        self.client.blob.set(key, data)
+        if with_state is not None and len(data) <= self.client.consensus_part_max_bytes:
+            key = CONSENSUS_PART_PREFIX + key
+            with_state[key] = data
+        else:
+            self.client.blob.set(key, data)
         self.client.cache.put(key, table, hashes)
         return PartDesc(key, table.num_rows, lo, hi)
 
@@ -337,7 +350,7 @@ class Shard:
             return pa.ipc.open_stream(base64.b64decode(part.inline)).read_all()
         table = self.client.cache.get(part.key)
         if table is None:
-            data = self.client.blob.get(part.key)
+            data = self.client.part_bytes(part.key)
             if data is None:
                 raise _PartMissing(part.key)
             table = decode_part(data, self.schema)
@@ -396,13 +409,14 @@ def _appending(shard_id: str, part: PartDesc | None, expected_upper: int,
     return mutate
 
 
-def _apply_to(client: "PersistClient", shard_id: str,
-              mutate: Callable[[ShardState], ShardState], guess: ShardState | None = None) -> ShardState:
+def _apply_to(client: "PersistClient", shard_id: str, mutate: Callable[[ShardState], ShardState],
+              guess: ShardState | None = None, parts: dict[str, bytes] | None = None) -> ShardState:
     """Read the shard's head, derive the next state, compare-and-set; retry on a lost race.
     `mutate` may raise to abort; returning its input unchanged means nothing to do. `guess`:
     the state as last known, tried first without reading the head (if it is stale, its
     compare-and-set fails and the head is read); only for a `mutate` that always changes the
-    state and does not raise on the guess (an append whose upper the guess shows)."""
+    state and does not raise on the guess (an append whose upper the guess shows). `parts`:
+    written in the same compare-and-set as the new state (see consensus.py)."""
     consensus = client.consensus
     key = consensus_key(shard_id)
     while True:
@@ -419,7 +433,7 @@ def _apply_to(client: "PersistClient", shard_id: str,
         if new is current:
             return current
         seqno = current.seqno + 1
-        if consensus.compare_and_set(key, current.seqno, VersionedData(seqno, new.encode())):
+        if consensus.compare_and_set(key, current.seqno, VersionedData(seqno, new.encode()), parts):
             if seqno % _TRUNCATE_EVERY == 0:
                 consensus.truncate(key, seqno)
             return new.with_seqno(seqno)

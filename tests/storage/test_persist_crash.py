@@ -20,13 +20,14 @@ CHILD = textwrap.dedent("""
     from persist_helpers import TYPES, updates
     from storage.persist import PersistClient
 
-    client = PersistClient.open_local(Path({data_dir!r}), auto_compact_batches=None)
+    client = PersistClient.open_local(Path({data_dir!r}), auto_compact_batches=None,
+                                      consensus_part_max_bytes={consensus_parts!r})
     shard = client.open_shard("t1", TYPES)
     real_cas = client.consensus.compare_and_set
 
-    def crashing_cas(key, expected, new):
+    def crashing_cas(key, expected, new, parts=None):
         if {when!r} == "after":
-            real_cas(key, expected, new)
+            real_cas(key, expected, new, parts)
         os._exit(17)  # no cleanup, no finally blocks: a process crash
 
     client.consensus.compare_and_set = crashing_cas
@@ -37,8 +38,9 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def run_crashing_child(data_dir, action: str, when: str, helpers_dir) -> None:
-    code = CHILD.format(helpers=str(helpers_dir), data_dir=str(data_dir), action=action, when=when)
+def run_crashing_child(data_dir, action: str, when: str, helpers_dir, consensus_parts: int = 0) -> None:
+    code = CHILD.format(helpers=str(helpers_dir), data_dir=str(data_dir), action=action, when=when,
+                        consensus_parts=consensus_parts)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 17, proc.stderr
 
@@ -102,3 +104,27 @@ def test_collect_garbage_removes_only_old_unreferenced_parts(seeded, request):
     assert set(client.blob.list_keys("t1/")) == live
     assert as_counter(shard.snapshot(1)) == {(2, "b", 1): 1}
     assert client.collect_garbage("nonexistent", grace_s=0) == 0
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_a_part_written_with_the_state_is_all_or_nothing(seeded, request, when):
+    """A small part written into consensus with its state change (`consensus_part_max_bytes`):
+    a crash before the compare-and-set leaves no part at all, one after it leaves a readable
+    part and the state naming it."""
+    run_crashing_child(seeded, "append", when, request.path.parent, consensus_parts=1 << 20)
+    client = PersistClient.open_local(seeded)
+    shard = client.open_shard("t1", TYPES)
+    in_consensus = client.consensus.part_keys("db/t1/")
+    if when == "before":
+        assert shard.upper() == 2 and in_consensus == []
+        assert set(client.blob.list_keys("t1/")) == shard.state().part_keys  # no orphan either
+    else:
+        assert shard.upper() == 3 and len(in_consensus) == 1 and in_consensus[0] in shard.state().part_keys
+        assert as_counter(shard.snapshot(2)) == {(2, "b", 2): 1, (99, "lost?", 2): 1}
+        # Compaction moves it to blob storage and deletes it from consensus.
+        assert shard.compact(max_batches=1)
+        assert client.consensus.part_keys("db/t1/") == []
+        assert as_counter(PersistClient.open_local(seeded).open_shard("t1", TYPES).snapshot(2)) == \
+            {(2, "b", 2): 1, (99, "lost?", 2): 1}
+    client.drop_shard("t1")
+    assert client.part_keys("t1") == []

@@ -135,11 +135,11 @@ CHILD = textwrap.dedent("""
     real_cas = client.consensus.compare_and_set
     seen = []
 
-    def crashing_cas(key, expected, new):
+    def crashing_cas(key, expected, new, parts=None):
         seen.append(key)
         if len(seen) == {crash_at!r}:
             os._exit(17)  # no cleanup, no finally blocks: a process crash
-        return real_cas(key, expected, new)
+        return real_cas(key, expected, new, parts)
 
     client.consensus.compare_and_set = crashing_cas
     storage.append_atomic({{s: updates([(i, s, 0, 1)]) for i, s in enumerate("abc")}}, 20)
