@@ -536,8 +536,15 @@ class ReduceOp(Operator):
             vals = [o[i] for i in ri_l] + [nw[i] for i in ii_l]
             cols.append(pa.array(vals, type=self.schema.field(nk + j).type))
         cols += [pa.array(np.full(n, time, np.uint64)), pa.array(diff)]
-        t = pa.Table.from_arrays(cols, names=self.schema.names)
-        return [t if t.schema.equals(self.schema) else t.cast(self.schema)]
+        return [table_of(cols, self.schema)]
+
+
+def table_of(cols: list, schema: pa.Schema) -> pa.Table:
+    """The columns as a table of `schema`: made with it when the types are already its (~3 us),
+    else cast to it (~30 us on a few rows, once per step of a view's aggregate)."""
+    if all(c.type == f.type and (f.nullable or not c.null_count) for c, f in zip(cols, schema)):
+        return pa.Table.from_arrays(cols, schema=schema)
+    return pa.Table.from_arrays(cols, names=schema.names).cast(schema)
 
 
 def _same_value(a, b) -> bool:
