@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dataflow.arrangement import Arrangement
-from dataflow.batch import DIFF, concat, hash_columns
+from dataflow.batch import DIFF, as_schema, concat, hash_columns
 from dataflow.operators.base import Operator, Runtime, StepContext
 from dataflow.operators.join import (ArrangedInput, SideChain, _drop_null_keys, index_matches, index_rebuilt,
                                      join_delta)
@@ -197,4 +197,4 @@ class DeltaJoinOp(Operator):
         hashes = hash_columns(rows, stage.stream_key)  # (one hash of the keys for both states)
         side = self.sides[(stage.input, stage.lookup_key)]
         out = side.probe(rows, stage.stream_key, hashes, after, upper, self.rt.step_limit_bytes)
-        return concat([o.rename_columns(schema.names).cast(schema) for o in out if o is not None], schema)
+        return concat([as_schema(o, schema) for o in out if o is not None], schema)

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dataflow.arrangement import Arrangement, TooManyMatches
-from dataflow.batch import DIFF, TIME, hash_columns, make_batch
+from dataflow.batch import DIFF, TIME, as_schema, hash_columns, make_batch
 from dataflow.errors import SqlError, SqlState
 from dataflow.operators.base import Operator, Runtime, StepContext
 from dataflow.plan import Filter, Project
@@ -96,7 +96,7 @@ class JoinOp(Operator):
         # future time is unchanged, and merged batches consolidate.
         self.ltrace.compact(upper)
         self.rtrace.compact(upper)
-        parts = [p.rename_columns(self.schema.names).cast(self.schema) for p in parts if p is not None]
+        parts = [as_schema(p, self.schema) for p in parts if p is not None]
         if not parts:
             return self.schema.empty_table()
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
@@ -172,7 +172,7 @@ class SharedInputJoinOp(Operator):
             parts.append(join_delta(dr, right.key, left.arrangement, False, right.hashes, limit))
         if dl.num_rows and dr.num_rows:
             parts.append(join_delta(dl, left.key, right.delta_arrangement(), True, left.hashes, limit))
-        parts = [p.rename_columns(self.schema.names).cast(self.schema) for p in parts if p is not None]
+        parts = [as_schema(p, self.schema) for p in parts if p is not None]
         if not parts:
             return self.schema.empty_table()
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]
@@ -227,7 +227,7 @@ class SharedJoinOp(Operator):
                 parts.append(index_matches(full, upper, self.side, self.width, self.shared_is_left))
             self.otrace.insert(do, h)
         self.otrace.compact(upper)
-        parts = [p.rename_columns(self.schema.names).cast(self.schema) for p in parts if p is not None]
+        parts = [as_schema(p, self.schema) for p in parts if p is not None]
         if not parts:
             return self.schema.empty_table()
         return pa.concat_tables(parts) if len(parts) > 1 else parts[0]

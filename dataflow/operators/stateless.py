@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from dataflow.batch import (DIFF, TIME, advance_times, batch_from_rows, concat, consolidate, make_batch,
+from dataflow.batch import (DIFF, TIME, advance_times, as_schema, batch_from_rows, concat, consolidate, make_batch,
                            negate)
 from dataflow.expr import ScalarExpr
 from dataflow.operators.base import Operator, Runtime, StepContext
@@ -84,7 +84,7 @@ class MapOp(Operator):
             # Later expressions may refer to earlier outputs (positions past the input arity).
             cur = make_batch(cols, b[TIME], b[DIFF])
             cols.append(conform(f(cur), e.type))
-        return make_batch(cols, b[TIME], b[DIFF]).cast(self.schema)
+        return as_schema(make_batch(cols, b[TIME], b[DIFF]), self.schema)
 
 
 class FilterOp(Operator):
