@@ -1255,6 +1255,28 @@ def _small_ints_from_text(arr: pa.Array, t: SqlType) -> pa.Array | None:
     return pa.array(out, t.arrow)
 
 
+_DIGIT_OR_MINUS = np.zeros(256, bool)
+_DIGIT_OR_MINUS[list(b"0123456789-")] = True
+
+
+def _digits_and_minus_only(arr: pa.Array) -> bool:
+    """Whether every byte of a string array's values is a digit or '-' (a look at the data
+    buffer, ~20 us for 9,000 values against ~640 us for the regular expression): then Arrow's
+    integer cast either reads each value as PostgreSQL would or fails. Bytes under NULL slots
+    only make the answer False (the caller then checks value by value).
+
+    >>> _digits_and_minus_only(pa.array(["12", None, "-3"])), _digits_and_minus_only(pa.array(["0x1"]))
+    (True, False)
+    """
+    if arr.type != pa.string() or not len(arr):
+        return False
+    offsets = np.frombuffer(arr.buffers()[1], np.int32, count=len(arr) + 1, offset=arr.offset * 4)
+    data = arr.buffers()[2]
+    if data is None:  # (every value empty or NULL)
+        return False
+    return bool(_DIGIT_OR_MINUS[np.frombuffer(data, np.uint8)[offsets[0]:offsets[-1]]].all())
+
+
 def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
     k = t.kind
     target = t.arrow
@@ -1263,6 +1285,11 @@ def _cast_from_text(arr: pa.Array, t: SqlType) -> pa.Array:
             small = _small_ints_from_text(arr, t)
             if small is not None:
                 return small
+        if _digits_and_minus_only(arr):
+            try:
+                return arr.cast(target)  # (no 0x hex without an 'x': Arrow reads the rest as PostgreSQL does)
+            except pa.ArrowInvalid:
+                pass  # '1-2', '', or out of range: the checks below tell which
         if _mask(pc.match_substring_regex(arr, _PLAIN_INT_RE)).sum() == len(arr) - arr.null_count:
             try:
                 return arr.cast(target)
