@@ -39,12 +39,7 @@ class GetOp(Operator):
     def _conform(self, b: pa.Table | None) -> pa.Table:
         if b is None or b.num_rows == 0:
             return self.schema.empty_table()
-        b = advance_times(b, self.rt.as_of)
-        if b.schema != self.schema:
-            if b.schema.types == self.schema.types:  # only names or nullability flags differ
-                return pa.Table.from_arrays(b.columns, schema=self.schema)
-            b = b.rename_columns(self.schema.names).cast(self.schema)
-        return b
+        return as_schema(advance_times(b, self.rt.as_of), self.schema)
 
 
 @dataclass
