@@ -40,6 +40,7 @@ from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, time_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
+from dataflow.numeric_scale import dscale_floor, fewer_digits_where_pg_has, shown_scales
 from dataflow.types import NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
 
 Evaluator = Callable[[pa.Table], pa.Array]
@@ -346,7 +347,7 @@ def _arith(op: str, rounds: bool = False) -> Callable:
         a, b = vals
         out = expr.type
         if out.kind is TypeKind.NUMERIC:
-            return _decimal_arith(op, a, b, out, rounds)
+            return _decimal_arith(op, a, b, out, rounds, expr.args)
         if out.kind in (TypeKind.FLOAT4, TypeKind.FLOAT8):
             a, b = a.cast(pa.float64()), b.cast(pa.float64())
         elif out.is_integer:
@@ -425,10 +426,12 @@ def _operand_text(arr: pa.Array, i: int) -> str:
     return str(arr[i].as_py())
 
 
-def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType, rounds: bool = False) -> pa.Array:
+def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType, rounds: bool = False,
+                   args: tuple[ScalarExpr, ...] = ()) -> pa.Array:
+    """`args`: the operands' expressions, whose types and constants tell a quotient's scale."""
     if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
         a, b = cast_array(a, out), cast_array(b, out)
-    fast = _decimal_arith_i64(op, a, b, out, rounds)
+    fast = _decimal_arith_i64(op, a, b, out, rounds, args)
     if fast is not None:
         return fast
     va, oka = to_unscaled(a)
@@ -456,6 +459,7 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType, rounds: bool
             r = div_round(va * (10 ** shift), den)
         else:
             r = div_round(va, den * (10 ** -shift))
+        r = _quotient_scale(r, valid, va, sa, vb, sb, out, args)
     else:  # mod
         zero = (vb == 0) & valid
         if zero.any():
@@ -473,7 +477,7 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType, rounds: bool
 
 
 def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType,
-                       rounds: bool = False) -> pa.Array | None:
+                       rounds: bool = False, args: tuple[ScalarExpr, ...] = ()) -> pa.Array | None:
     """The common case: every unscaled value and intermediate fits in int64. Returns None (and
     the exact Python-int path takes over) when anything would overflow."""
     ua, ub = to_unscaled_i64(a), to_unscaled_i64(b)
@@ -502,9 +506,30 @@ def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType,
                 r = div_round_i64(rescale_i64(va, 0, shift), den)
             else:
                 return None
+            r = _quotient_scale(r, valid, va, sa, vb, sb, out, args)
+            if r.dtype == object:  # (some quotient has fewer digits: it may not fit int64)
+                return from_unscaled(r, valid, s, out.precision or 38)
     except OverflowError:
         return None
     return from_unscaled_i64(r, valid, s, out.precision or 38)
+
+
+def _quotient_scale(r: np.ndarray, valid: np.ndarray, va: np.ndarray, sa: int, vb: np.ndarray, sb: int,
+                    out: SqlType, args: tuple[ScalarExpr, ...]) -> np.ndarray:
+    """Quotients `r` (rounded to unconstrained numeric's 16 digits) rounded to PostgreSQL's
+    scale where it keeps fewer (dataflow/numeric_scale.py); a numeric(p,s) result keeps `r`."""
+    if out.scale is not None:
+        return r
+    shown = [_shown(v, scale, args[i] if i < len(args) else None) for i, (v, scale) in enumerate(((va, sa), (vb, sb)))]
+    return fewer_digits_where_pg_has(r, valid, va, sa, shown[0], vb, sb, shown[1], out.effective_scale)
+
+
+def _shown(v: np.ndarray, scale: int, arg: ScalarExpr | None) -> np.ndarray:
+    """The display scales of an operand's values (unscaled at `scale`): a numeric(p,s) or
+    integer operand shows its scale; an unconstrained one its digits without trailing zeros."""
+    if arg is not None and not (arg.type.kind is TypeKind.NUMERIC and arg.type.scale is None):
+        return np.full(len(v), scale, dtype=np.int64)
+    return shown_scales(v, scale, dscale_floor(arg) if arg is not None else 0)
 
 
 def _unary(kind: str) -> Callable:

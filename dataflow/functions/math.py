@@ -45,7 +45,8 @@ from dataflow.decimal_util import (from_unscaled, from_unscaled_i64, plain_text,
                                    to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
 from dataflow.functions import libm
-from dataflow.expr import Call, Cast, Literal, ScalarExpr
+from dataflow.numeric_scale import NUMERIC_MAX_DISPLAY_SCALE, NUMERIC_MIN_SIG_DIGITS, dscale_floor
+from dataflow.expr import Call
 from dataflow.types import TypeKind
 
 # ---- errors, with PostgreSQL's SQLSTATEs and wording ---------------------------------------
@@ -374,8 +375,6 @@ def _f_width_bucket(vals: list[pa.Array], expr: Call) -> pa.Array:
 
 # ---- numeric: PostgreSQL's numeric.c on Python Decimals -------------------------------------
 
-NUMERIC_MIN_SIG_DIGITS = 16
-NUMERIC_MAX_DISPLAY_SCALE = 1000
 NUMERIC_MAX_RESULT_SCALE = 2000
 _SCALE = 16  # unconstrained numeric's fractional digits
 _INT_DIGITS = 22
@@ -514,7 +513,7 @@ def _sqrt_unscaled(u: int, scale: int, floor: int) -> int:
 
 def _n_sqrt_kernel(vals: list[pa.Array], expr: Call) -> pa.Array:
     """sqrt(numeric): integer square roots per distinct value (`_sqrt_unscaled`)."""
-    floor = _dscale_floor(expr.args[0])
+    floor = dscale_floor(expr.args[0])
     u, inv, valid, scale = _distinct(_arr(vals[0]))
     _raise_first([(valid & (u[inv] < 0), _negative_sqrt)])
     roots = np.array([_sqrt_unscaled(int(v), scale, floor) if v > 0 else 0 for v in u.tolist()] + [0],
@@ -696,20 +695,6 @@ def _div_scale(a: Decimal, b: Decimal, ads: int, bds: int) -> int:
 
 # ---- numeric plumbing: distinct argument values, display scales ------------------------------
 
-def _dscale_floor(e: ScalarExpr) -> int:
-    """The display scale PostgreSQL would see for every value of argument `e` at least: s of a
-    numeric(p,s) argument, the written digits of a constant."""
-    if isinstance(e, Literal) and isinstance(e.value, Decimal) and e.value.is_finite():
-        exponent = e.value.as_tuple().exponent
-        # A folded constant carries storage's 16 digits: those are not written digits.
-        return -exponent if -_SCALE < exponent < 0 else 0
-    while isinstance(e, Cast):
-        e = e.arg
-    if e.type.kind is TypeKind.NUMERIC and e.type.scale is not None:
-        return e.type.scale
-    return 0
-
-
 def _distinct(a: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(distinct unscaled values, index of each row's value, validity, scale) of an integer or
     decimal array; NULL rows get index 0."""
@@ -777,7 +762,7 @@ _DEC16 = pa.decimal128(38, _SCALE)
 def _numeric_fn(fn: Callable[..., Decimal], name: str, with_dscale: bool = True) -> Callable:
     """A numeric kernel from a function of Decimals (and their display scales)."""
     def run(vals: list[pa.Array], expr: Call) -> pa.Array:
-        floors = [_dscale_floor(a) for a in expr.args]
+        floors = [dscale_floor(a) for a in expr.args]
 
         def one(*xs: Decimal) -> Decimal:
             extra = [max(_dscale(x), f) for x, f in zip(xs, floors)] if with_dscale else []
@@ -787,7 +772,7 @@ def _numeric_fn(fn: Callable[..., Decimal], name: str, with_dscale: bool = True)
 
 
 def _n_width_bucket_kernel(vals: list[pa.Array], expr: Call) -> pa.Array:
-    floors = [_dscale_floor(a) for a in expr.args[:3]]
+    floors = [dscale_floor(a) for a in expr.args[:3]]
 
     def one(x: Decimal, b1: Decimal, b2: Decimal, count: int) -> int:
         ds = tuple(max(_dscale(v), f) for v, f in zip((x, b1, b2), floors))

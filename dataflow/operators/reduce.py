@@ -35,6 +35,7 @@ from dataflow.decimal_util import (check_exact_rescale, check_unconstrained_rang
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import AggregateExpr
 from dataflow.float_sum import ExactFloatSums
+from dataflow.numeric_scale import avg_quotients
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, check_no_retractions, split_by_time
 from dataflow.operators.keyindex import KeyIndex
 from dataflow.operators.reduce_aggs import (MOMENTS, ORDERED_SET, REGRESSION, _Bits, _Bools, _grow, _Moments,
@@ -190,6 +191,10 @@ class _Accumulating:
             num = rescale(sums, self.in_scale, s_out + 0)
             res = div_round(num, np.where(valid, nn, 1).astype(object)) if len(num) else num
             if out.kind is TypeKind.NUMERIC:
+                if out.scale is None:
+                    arg = self.agg.arg
+                    res = avg_quotients(res, valid, sums, self.in_scale, nn, s_out,
+                                        arg is not None and arg.type.kind is TypeKind.NUMERIC and arg.type.scale is None)
                 return from_unscaled(res, valid, s_out)
             return pc.if_else(pa.array(valid), pa.array(res.astype(np.float64)), None).cast(out.arrow)
         # sum
@@ -309,8 +314,12 @@ class _FromMultiset:
             else:
                 s_out = out.effective_scale
                 v, _ = to_unscaled(sums)
-                res = from_unscaled(div_round(rescale(v, scale_of(sums.type), s_out),
-                                              np.maximum(cnt, 1).astype(object)), present, s_out)
+                q = div_round(rescale(v, scale_of(sums.type), s_out), np.maximum(cnt, 1).astype(object))
+                if out.scale is None:
+                    arg = agg.arg
+                    q = avg_quotients(q, present & (cnt > 0), v, scale_of(sums.type), cnt, s_out,
+                                      arg is not None and arg.type.kind is TypeKind.NUMERIC and arg.type.scale is None)
+                res = from_unscaled(q, present, s_out)
         else:
             res = r[f"v_{func}"].combine_chunks()
             if func in ("min", "max") and pa.types.is_floating(res.type):

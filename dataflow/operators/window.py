@@ -36,10 +36,12 @@ from dataflow.batch import DIFF, advance_times, concat, consolidate, hash_column
 from dataflow.decimal_util import (check_unconstrained_range, div_round, from_unscaled, rescale, scale_of,
                                    to_unscaled, to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
+from dataflow.numeric_scale import avg_quotients
 from dataflow.operators import window_frames
 from dataflow.operators.base import Operator, Runtime, StepContext, at_time, split_by_time
 from dataflow.plan import WindowFrame, WindowFunc
 from dataflow.scalar import conform
+from dataflow.types import DEFAULT_NUMERIC_SCALE
 
 # Moving float frames at most this wide are summed row by row in frame order (PostgreSQL's
 # answer to the last bit); wider ones exactly, rounded once.
@@ -356,6 +358,8 @@ def _exact_sum(name: str, value: pa.Array, nn: np.ndarray, sums, f: WindowFunc) 
         s_out = out.effective_scale
         num = rescale(sums.astype(object), in_scale, s_out)
         res = div_round(num, np.where(valid, nn, 1).astype(object)) if len(num) else num
+        if out.scale is None:  # (an unconstrained input's values are stored at scale 16)
+            res = avg_quotients(res, valid, sums, in_scale, nn, s_out, in_scale == DEFAULT_NUMERIC_SCALE)
         return from_unscaled(res, valid, s_out)
     if out.is_integer:
         return pa.array(np.where(valid, sums, 0).astype(np.int64), mask=~valid)
