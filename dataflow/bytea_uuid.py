@@ -30,6 +30,12 @@ def bytea_parse(text: str) -> bytes:
         except ValueError:
             bad = next(c for c in digits if c not in "0123456789abcdefABCDEF")
             raise SqlError(SqlState.INVALID_TEXT_REPRESENTATION, f'invalid hexadecimal digit: "{bad}"') from None
+    return bytea_parse_escape(text)
+
+
+def bytea_parse_escape(text: str) -> bytes:
+    """The escape format alone (`decode(text, 'escape')`): a backslash is followed by another
+    or by three octal digits; `\\x00ff` is not hex here but an invalid escape, as in PostgreSQL."""
     out = bytearray()
     i = 0
     raw = text.encode("utf-8")

@@ -16,7 +16,7 @@ import uuid
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dataflow.bytea_uuid import bytea_parse
+from dataflow.bytea_uuid import bytea_parse, bytea_parse_escape
 from dataflow.errors import SqlError, SqlState
 from dataflow.expr import Call
 
@@ -79,7 +79,7 @@ def _decode(vals: list[pa.Array], expr: Call) -> pa.Array:
             except ValueError:
                 raise SqlError(SqlState.INVALID_PARAMETER_VALUE, "invalid base64 end sequence") from None
         else:
-            out.append(bytea_parse(s))
+            out.append(bytea_parse_escape(s))
     return pa.array(out, pa.binary())
 
 
