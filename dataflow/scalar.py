@@ -40,7 +40,7 @@ from dataflow.float4 import float4_array
 from dataflow.errors import SqlError, SqlState, unsupported
 from dataflow.pg_text import float4_text, float8_text, time_text, timestamp_text, timestamptz_text_utc
 from dataflow.expr import Call, Cast, ColumnRef, If, Literal, ScalarExpr
-from dataflow.numeric_scale import dscale_floor, fewer_digits_where_pg_has, shown_scales
+from dataflow.numeric_scale import Shown, dscale_floor, fewer_digits_where_pg_has
 from dataflow.types import NUMERIC, NUMERIC_MAX_PRECISION, SqlType, TypeKind
 
 Evaluator = Callable[[pa.Table], pa.Array]
@@ -520,16 +520,16 @@ def _quotient_scale(r: np.ndarray, valid: np.ndarray, va: np.ndarray, sa: int, v
     scale where it keeps fewer (dataflow/numeric_scale.py); a numeric(p,s) result keeps `r`."""
     if out.scale is not None:
         return r
-    shown = [_shown(v, scale, args[i] if i < len(args) else None) for i, (v, scale) in enumerate(((va, sa), (vb, sb)))]
-    return fewer_digits_where_pg_has(r, valid, va, sa, shown[0], vb, sb, shown[1], out.effective_scale)
+    return fewer_digits_where_pg_has(r, valid, va, sa, _shown(args[0] if args else None), vb, sb,
+                                     _shown(args[1] if len(args) > 1 else None), out.effective_scale)
 
 
-def _shown(v: np.ndarray, scale: int, arg: ScalarExpr | None) -> np.ndarray:
-    """The display scales of an operand's values (unscaled at `scale`): a numeric(p,s) or
-    integer operand shows its scale; an unconstrained one its digits without trailing zeros."""
+def _shown(arg: ScalarExpr | None) -> Shown:
+    """How an operand shows its digits: a numeric(p,s) or integer operand its scale, an
+    unconstrained one its digits without trailing zeros (at least a constant's written ones)."""
     if arg is not None and not (arg.type.kind is TypeKind.NUMERIC and arg.type.scale is None):
-        return np.full(len(v), scale, dtype=np.int64)
-    return shown_scales(v, scale, dscale_floor(arg) if arg is not None else 0)
+        return Shown()
+    return Shown(trims=True, floor=dscale_floor(arg) if arg is not None else 0)
 
 
 def _unary(kind: str) -> Callable:

@@ -90,6 +90,11 @@ def test_quotients_and_averages_match_postgres(pg, values):
     ("SELECT 1::numeric / 3", Decimal("0.3333333333333333")),  # PostgreSQL: 20 digits
     ("SELECT avg(x) FROM (VALUES (100000::numeric), (2), (2)) t(x)", Decimal("33334.666666666667")),
     ("SELECT 100000::numeric(10,2) / 3::numeric(10,2)", Decimal("33333.333333333333")),
+    # 125932.63351725427849997...: at 16 digits ...2785000, a tie at 12, where the exact
+    # quotient rounds down (PostgreSQL's value); rounding the 16 digits would give ...279.
+    ("SELECT 6732988251::numeric / 53465", Decimal("125932.633517254278")),
+    ("SELECT avg(x) FROM (VALUES (6732988251::numeric), (0), (0)) t(x)", Decimal("2244329417")),
+    ("SELECT 3785220197::numeric / 26669", Decimal("141933.338220405714")),
 ])
 def test_worked_examples(sql, value):
     assert EngineDb([], []).rows(sql) == [(value,)]
