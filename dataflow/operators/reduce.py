@@ -88,6 +88,12 @@ class _Segments:
             return np.add.reduceat(values[order], self.starts) if len(self.starts) else values[:0]
 
 
+def _unconstrained(agg: AggregateExpr) -> bool:
+    """Whether the aggregate's argument is unconstrained numeric (its values show their digits
+    without trailing zeros: see dataflow/numeric_scale.py)."""
+    return agg.arg is not None and agg.arg.type.kind is TypeKind.NUMERIC and agg.arg.type.scale is None
+
+
 class _Accumulating:
     """count / sum / avg without DISTINCT: per-slot accumulators."""
 
@@ -192,9 +198,7 @@ class _Accumulating:
             res = div_round(num, np.where(valid, nn, 1).astype(object)) if len(num) else num
             if out.kind is TypeKind.NUMERIC:
                 if out.scale is None:
-                    arg = self.agg.arg
-                    res = avg_quotients(res, valid, sums, self.in_scale, nn, s_out,
-                                        arg is not None and arg.type.kind is TypeKind.NUMERIC and arg.type.scale is None)
+                    res = avg_quotients(res, valid, sums, self.in_scale, nn, s_out, _unconstrained(self.agg))
                 return from_unscaled(res, valid, s_out)
             return pc.if_else(pa.array(valid), pa.array(res.astype(np.float64)), None).cast(out.arrow)
         # sum
@@ -316,9 +320,7 @@ class _FromMultiset:
                 v, _ = to_unscaled(sums)
                 q = div_round(rescale(v, scale_of(sums.type), s_out), np.maximum(cnt, 1).astype(object))
                 if out.scale is None:
-                    arg = agg.arg
-                    q = avg_quotients(q, present & (cnt > 0), v, scale_of(sums.type), cnt, s_out,
-                                      arg is not None and arg.type.kind is TypeKind.NUMERIC and arg.type.scale is None)
+                    q = avg_quotients(q, present & (cnt > 0), v, scale_of(sums.type), cnt, s_out, _unconstrained(agg))
                 res = from_unscaled(q, present, s_out)
         else:
             res = r[f"v_{func}"].combine_chunks()
