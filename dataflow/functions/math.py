@@ -45,7 +45,7 @@ from dataflow.decimal_util import (from_unscaled, from_unscaled_i64, plain_text,
                                    to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
 from dataflow.functions import libm
-from dataflow.numeric_scale import NUMERIC_MAX_DISPLAY_SCALE, NUMERIC_MIN_SIG_DIGITS, dscale_floor
+from dataflow.numeric_scale import NUMERIC_MAX_DISPLAY_SCALE, NUMERIC_MIN_SIG_DIGITS, div_scales, dscale_floor
 from dataflow.expr import Call
 from dataflow.types import TypeKind
 
@@ -684,13 +684,17 @@ def _div_round(a: Decimal, b: Decimal, scale: int) -> Decimal:
 
 
 def _div_scale(a: Decimal, b: Decimal, ads: int, bds: int) -> int:
-    """numeric.c select_div_scale: at least 16 significant digits, no fewer than either input's."""
-    w1, f1 = (_nbase(a)[:2] if a else (0, 0))
-    w2, f2 = (_nbase(b)[:2] if b else (0, 0))
-    qweight = w1 - w2
-    if f1 <= f2:
-        qweight -= 1
-    return _clamp_scale(max(NUMERIC_MIN_SIG_DIGITS - qweight * 4, ads, bds))
+    """numeric.c select_div_scale of a / b (display scales `ads`, `bds`): see numeric_scale.py."""
+    (ua, sa), (ub, sb) = _unscaled_of(a), _unscaled_of(b)
+    return int(div_scales(np.array([ua], dtype=object), sa, np.array([ads]),
+                          np.array([ub], dtype=object), sb, np.array([bds]))[0])
+
+
+def _unscaled_of(d: Decimal) -> tuple[int, int]:
+    """(unscaled integer, scale >= 0) of a finite Decimal."""
+    sign, digits, exponent = d.as_tuple()
+    u = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    return (u * 10 ** exponent, 0) if exponent > 0 else (u, -exponent)
 
 
 # ---- numeric plumbing: distinct argument values, display scales ------------------------------
