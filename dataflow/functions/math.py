@@ -45,7 +45,7 @@ from dataflow.decimal_util import (from_unscaled, from_unscaled_i64, plain_text,
                                    to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
 from dataflow.functions import libm
-from dataflow.numeric_scale import NUMERIC_MAX_DISPLAY_SCALE, NUMERIC_MIN_SIG_DIGITS, div_scales, dscale_floor
+from dataflow.numeric_scale import NUMERIC_MAX_DISPLAY_SCALE, NUMERIC_MIN_SIG_DIGITS, div_scales, dscale_floor, shown_scales
 from dataflow.expr import Call
 from dataflow.types import TypeKind
 
@@ -814,6 +814,21 @@ def _n_sign(vals: list[pa.Array], expr: Call) -> pa.Array:
     return from_unscaled_i64(s, valid, _SCALE)
 
 
+def _n_min_scale(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """min_scale(numeric): the digits after the point the value needs (without trailing zeros),
+    exactly what it shows here."""
+    v, valid, scale = _unscaled(vals[0])
+    return pa.array(shown_scales(v, scale).astype(np.int32), pa.int32(), mask=~valid)
+
+
+def _n_trim_scale(vals: list[pa.Array], expr: Call) -> pa.Array:
+    """trim_scale(numeric): the value without trailing zeros after the point, which is how an
+    unconstrained numeric shows every value here: the value as unconstrained numeric (a
+    numeric(p,s) value needing more than its 16 digits is refused as that cast refuses it)."""
+    from dataflow.scalar import cast_array  # (dataflow.scalar imports the function library)
+    return cast_array(vals[0], expr.type)
+
+
 def _n_trunc(vals: list[pa.Array], expr: Call) -> pa.Array:
     """trunc(numeric [, int]): toward zero at the given number of digits (negative: before the
     point), on the unscaled integers."""
@@ -1011,6 +1026,8 @@ KERNELS = {
     "math_n_log": _numeric_fn(_n_log, "log"),
     "math_n_power": _numeric_fn(_n_power, "power"),
     "math_n_sign": _n_sign,
+    "math_n_min_scale": _n_min_scale,
+    "math_n_trim_scale": _n_trim_scale,
     "math_n_trunc": _n_trunc,
     "math_n_div": _n_div_kernel,
     "math_n_width_bucket": _n_width_bucket_kernel,

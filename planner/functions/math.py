@@ -60,6 +60,10 @@ FUNCTIONS = overloads(
     *(Overload("mod", (t, t), t, kernel="mod") for t in _INTS),
     Overload("mod", (_N, _N), _N, kernel="mod"),
     Overload("div", (_N, _N), _N, kernel="math_n_div"),
+    # min_scale and trim_scale are exact here; scale() is not offered: an unconstrained value
+    # does not keep the digits it was written with (1.50 is 1.5), which scale() reports.
+    Overload("min_scale", (_N,), INT4, kernel="math_n_min_scale"),
+    Overload("trim_scale", (_N,), _N, kernel="math_n_trim_scale"),
     *(Overload(name, (t, t), t, kernel=f"math_{name}") for name in ("gcd", "lcm") for t in (INT4, INT8, _N)),
     Overload("factorial", (INT8,), _N, kernel="math_factorial"),
     Overload("width_bucket", (_F8, _F8, _F8, INT4), INT4, kernel="math_f_width_bucket"),

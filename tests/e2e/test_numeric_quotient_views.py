@@ -2,7 +2,8 @@
 random changes, digit for digit: PostgreSQL's value where it keeps at most 16 digits after the
 point, rounded half away from zero to 16 where it keeps more (see
 tests/planner/test_numeric_quotients_vs_postgres.py). Averages are kept incrementally by the
-reduce (sums and counts), so a group's quotient is recomputed as its rows come and go."""
+reduce (sums and counts), so a group's quotient is recomputed as its rows come and go.
+min_scale and trim_scale, which depend only on the value, ride along."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ VIEWS = {
             "FROM qv GROUP BY g",
     "qdiv": "SELECT id, x / 3 AS d, y / x AS e, n / y AS f FROM qv WHERE x <> 0 AND y <> 0",
     "qwin": "SELECT id, avg(y) OVER (PARTITION BY g ORDER BY id) AS w FROM qv",
+    "qscale": "SELECT id, min_scale(x) AS mx, trim_scale(x) AS tx, min_scale(y) AS my, trim_scale(y) AS ty, "
+              "min_scale(x / 3) AS mq FROM qv",
 }
 _WIDE = Context(prec=200)
 
