@@ -159,7 +159,8 @@ def fewer_digits_where_pg_has(quotients: np.ndarray, valid: np.ndarray, num: np.
     the valid rows whose PostgreSQL scale t is smaller rounded to t instead. Display scales are
     looked at only where the quotient's weight alone asks for fewer digits, and a row is rounded
     from its `out_scale`-digit quotient unless that is a tie at t (then the exact quotient is
-    divided again: 0.12344999999999999996 is 0.1234500000000000 at 16 digits, 0.1234 at 4).
+    divided again: 6732988251 / 53465 = 125932.633517254278499953... is ...2785000 at 16
+    digits, a tie at PostgreSQL's 12, where the exact quotient gives ...278, not ...279).
     Returns an object array if any row changed.
 
     >>> fewer_digits_where_pg_has(np.array([3333333333333333, 333333333333333333333], dtype=object),
