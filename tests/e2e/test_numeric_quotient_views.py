@@ -1,6 +1,6 @@
 """Materialized views of numeric quotients and averages stay equal to PostgreSQL's answer under
-random changes, digit for digit: PostgreSQL's value where it keeps at most 16 digits after the
-point, rounded half away from zero to 16 where it keeps more (see
+random changes, value for value (no tolerance): PostgreSQL's value where it keeps at most 16
+digits after the point, rounded half away from zero to 16 where it keeps more (see
 tests/planner/test_numeric_quotients_vs_postgres.py). Averages are kept incrementally by the
 reduce (sums and counts), so a group's quotient is recomputed as its rows come and go.
 min_scale and trim_scale, which depend only on the value, ride along."""
