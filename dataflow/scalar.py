@@ -431,7 +431,7 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType, rounds: bool
     """`args`: the operands' expressions, whose types and constants tell a quotient's scale."""
     if pa.types.is_floating(a.type) or pa.types.is_floating(b.type):
         a, b = cast_array(a, out), cast_array(b, out)
-    fast = _decimal_arith_i64(op, a, b, out, rounds, args)
+    fast = _decimal_arith_i64(op, a, b, out, rounds)
     if fast is not None:
         return fast
     va, oka = to_unscaled(a)
@@ -477,7 +477,7 @@ def _decimal_arith(op: str, a: pa.Array, b: pa.Array, out: SqlType, rounds: bool
 
 
 def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType,
-                       rounds: bool = False, args: tuple[ScalarExpr, ...] = ()) -> pa.Array | None:
+                       rounds: bool = False) -> pa.Array | None:
     """The common case: every unscaled value and intermediate fits in int64. Returns None (and
     the exact Python-int path takes over) when anything would overflow."""
     ua, ub = to_unscaled_i64(a), to_unscaled_i64(b)
@@ -503,12 +503,11 @@ def _decimal_arith_i64(op: str, a: pa.Array, b: pa.Array, out: SqlType,
             den = np.where(vb == 0, 1, vb)
             shift = s + sb - sa
             if shift >= 0:
+                # (An int64 quotient at 16 digits is under 1,000, and PostgreSQL keeps 16 or more
+                # digits after the point below 10,000: no row needs fewer, see numeric_scale.)
                 r = div_round_i64(rescale_i64(va, 0, shift), den)
             else:
                 return None
-            r = _quotient_scale(r, valid, va, sa, vb, sb, out, args)
-            if r.dtype == object:  # (some quotient has fewer digits: it may not fit int64)
-                return from_unscaled(r, valid, s, out.precision or 38)
     except OverflowError:
         return None
     return from_unscaled_i64(r, valid, s, out.precision or 38)

@@ -44,9 +44,9 @@ import pyarrow.compute as pc
 from dataflow.decimal_util import (from_unscaled, from_unscaled_i64, plain_text, scale_of, to_unscaled,
                                    to_unscaled_i64)
 from dataflow.errors import SqlError, SqlState
+from dataflow.expr import Call
 from dataflow.functions import libm
 from dataflow.numeric_scale import NUMERIC_MAX_DISPLAY_SCALE, NUMERIC_MIN_SIG_DIGITS, div_scales, dscale_floor, shown_scales
-from dataflow.expr import Call
 from dataflow.types import TypeKind
 
 # ---- errors, with PostgreSQL's SQLSTATEs and wording ---------------------------------------
